@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Runs the CUDA tests on a GPU machine that has no Rust toolchain.
+#
+# Here (developer machine):  scripts/gpu-check.sh build
+#   builds the test executables (cargo test --release --no-run), strips them and copies them
+#   into .gpu/bin/ (git-ignored; name `.gpu` in the device tool's `carry`).
+# There (GPU machine):       scripts/gpu-check.sh run
+#   runs them, writes logs under $OUT (or target/gpu-check), checks the kernel image with
+#   cuobjdump and runs a short compute-sanitizer memcheck, then prints a summary table.
+#
+# Environment: GPU_CHECK_MANIFEST=path/to/Cargo.toml builds another manifest (default: this
+# repo); GPU_CHECK_TESTS="cuda_psnr cuda_kernels_fresh" chooses the integration tests (the
+# library's own unit tests always come along, filtered to `cuda::`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tests=${GPU_CHECK_TESTS:-"cuda_psnr cuda_kernels_fresh"}
+
+build() {
+  local manifest=${GPU_CHECK_MANIFEST:-Cargo.toml}
+  local args=(--release --no-run --message-format=json --manifest-path "$manifest" --lib)
+  for t in $tests; do args+=(--test "$t"); done
+  rm -rf .gpu/bin && mkdir -p .gpu/bin
+  cargo test "${args[@]}" >.gpu/build.json
+  # One line per test executable: "<target name> <kind> <path>".
+  python3 - .gpu/build.json >.gpu/executables <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["target"]["kind"][0], m["executable"])
+EOF
+  while read -r name kind exe; do
+    local dst=".gpu/bin/${name}"
+    [[ $kind == lib ]] && dst=".gpu/bin/lib_${name}"
+    objcopy --strip-debug "$exe" "$dst"
+    echo "$(basename "$dst"): $(du -h "$dst" | cut -f1)"
+  done <.gpu/executables
+  du -sh .gpu/bin
+}
+
+run() {
+  local out=${OUT:-target/gpu-check}
+  mkdir -p "$out"
+  local log="$out/tests.log" summary="$out/summary.txt"
+  : >"$log"
+  {
+    echo "== $(date -u +%FT%TZ) $(hostname)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 || true
+  } | tee -a "$log"
+
+  local rows=()
+  for exe in .gpu/bin/*; do
+    local name filter=()
+    name=$(basename "$exe")
+    [[ $name == lib_* ]] && filter=(cuda::)
+    echo "== $name ${filter[*]}" >>"$log"
+    local t0 t1 rc=0 part="$out/.part"
+    t0=$(date +%s%N)
+    # Tests that read kernels/ or scripts/ look for CARGO_MANIFEST_DIR at run time: this tree.
+    CARGO_MANIFEST_DIR=$PWD timeout 300 "$exe" "${filter[@]}" --test-threads=1 --nocapture >"$part" 2>&1 || rc=$?
+    t1=$(date +%s%N)
+    cat "$part" >>"$log"
+    local result skipped
+    result=$(grep -a "^test result:" "$part" | tail -1 | sed 's/^test result: //; s/ 0 measured;//; s/; finished.*//')
+    skipped=$(grep -ac "skipping " "$part" || true)
+    rm -f "$part"
+    rows+=("$(printf '%-20s rc=%-3s %7sms  %s; %s skipped (no GPU)' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${result:-no result line}" "$skipped")")
+  done
+
+  # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
+  # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins.
+  if [[ -x .gpu/bin/cuda_psnr ]]; then
+    echo "== cuda_psnr with CUDA_FORCE_PTX_JIT=1" >>"$log"
+    local rc=0
+    CUDA_FORCE_PTX_JIT=1 timeout 300 .gpu/bin/cuda_psnr --test-threads=1 gpu_psnr_equals >>"$log" 2>&1 || rc=$?
+    rows+=("$(printf '%-20s rc=%-3s %s' "PTX JIT only" "$rc" "$(grep -a "^test result:" "$log" | tail -1 | sed 's/; finished.*//')")")
+  fi
+
+  local cuobjdump=/usr/local/cuda/bin/cuobjdump
+  if [[ -x $cuobjdump ]]; then
+    echo "== cuobjdump kernels/*.fatbin" >>"$log"
+    for f in kernels/*.fatbin; do
+      "$cuobjdump" --list-elf --list-ptx "$f" >>"$log" 2>&1 || true
+      rows+=("$(printf '%-20s %s' "$(basename "$f")" "$("$cuobjdump" --list-elf --list-ptx "$f" 2>/dev/null | grep -oE 'sm_[0-9]+\.(cubin|ptx)' | sort -u | tr '\n' ' ')")")
+    done
+  fi
+
+  local sanitizer=/usr/local/cuda/bin/compute-sanitizer psnr_exe=.gpu/bin/cuda_psnr
+  if [[ -x $sanitizer && -x $psnr_exe ]]; then
+    echo "== compute-sanitizer memcheck" >>"$log"
+    local rc=0
+    CARGO_MANIFEST_DIR=$PWD timeout 300 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+      "$psnr_exe" --test-threads=1 gpu_psnr_equals_cpu_8bit device_planes borrowed >>"$log" 2>&1 || rc=$?
+    rows+=("$(printf '%-20s rc=%-3s %s' "memcheck (leak-check full)" "$rc" "$(grep -a 'ERROR SUMMARY' "$log" | tail -1)")")
+    echo "== compute-sanitizer racecheck" >>"$log"
+    rc=0
+    CARGO_MANIFEST_DIR=$PWD timeout 300 "$sanitizer" --tool racecheck --error-exitcode 9 \
+      "$psnr_exe" --test-threads=1 device_planes >>"$log" 2>&1 || rc=$?
+    rows+=("$(printf '%-20s rc=%-3s %s' "racecheck" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$log" | tail -1)")")
+  fi
+
+  {
+    echo
+    echo "== GPU check summary"
+    printf '%s\n' "${rows[@]}"
+    echo "== highlights"
+    grep -aoE "(CUDA driver [0-9].*|PSNR .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|as expected.*|held [0-9].*)" "$log" || true
+  } | tee "$summary"
+}
+
+case "${1:-}" in
+  build) build ;;
+  run) run ;;
+  *) echo "usage: $0 build|run" >&2; exit 2 ;;
+esac

@@ -1,0 +1,6 @@
+//! CPU reference implementations of libvmaf's integer features, bit-exact with libvmaf 3.2.0.
+
+pub mod adm;
+pub mod motion;
+pub mod psnr;
+pub mod vif;

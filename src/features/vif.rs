@@ -1,0 +1,997 @@
+//! libvmaf's integer VIF (Visual Information Fidelity) feature extractor, bit-exact with libvmaf
+//! 3.2.0 (`integer_vif.c`): `integer_vif_scale0..3` for a pair of luma planes.
+//!
+//! Per scale `s` (0 works on the picture, 1..3 on a 2x-decimated blur of the previous scale):
+//!
+//! * Local moments: a separable Gaussian (`FILTER_s`, 17/9/5/3 taps summing to 65536) of `x`,
+//!   `y`, `x²`, `y²` and `xy`, vertical pass first, rows and columns mirrored about the edge
+//!   sample (`-1 -> 1`, `h -> h - 2`). After the vertical pass `mu` is rounded and shifted by the
+//!   bit depth (scale 0) or 16; the second moments by `2 * (bpc - 8)` (scale 0; not at all for
+//!   8-bit) or 16. After the horizontal pass `mu` is kept unshifted (Q16 of a Q16), `mu²` is
+//!   `(mu * mu + 2^31) >> 32` and the second moments `(sum + 2^15) >> 16`.
+//! * Per pixel, `sigma1_sq = xx - mu1²` etc. (wrapping `u32` differences read as `i32`,
+//!   `sigma2_sq` clamped at 0). Pixels with `sigma1_sq < 2.0` (131072) add `sigma2_sq` to a
+//!   "non-log" sum; the others add `log2(1 + sigma1_sq / 2)` to the denominator and, if
+//!   `sigma12 > 0` and `sigma2_sq > 0`, `log2(1 + g² sigma1_sq / (sv_sq + 2))` to the numerator,
+//!   both as differences of Q11 table logarithms of 16-bit mantissas. `g` and `sv_sq` are
+//!   `double` expressions truncated to integers (see `block_stats`).
+//! * Per scale `num / den` is computed from the integer sums in `double`, stored in `float`, and
+//!   divided in `float`.
+//! * Decimation: blur with `FILTER_{s+1}` (same rounding as above) and keep the even rows and
+//!   columns.
+//!
+//! libvmaf's x86 builds (AVX2, AVX-512) compute exactly what its scalar C code computes for VIF:
+//! checked by reading them and by scoring synthetic worst cases with all three
+//! (`tests/feature_vif.rs`). Everything up to the per-pixel statistic is integer arithmetic that
+//! either cannot overflow or wraps in `u32` to a result that fits, so the loops below regroup
+//! freely: symmetric taps are added before multiplying, second moments are summed as 16-bit
+//! halves in `u32` lanes instead of `u64`, decimation filters only the rows it keeps. The
+//! statistic runs branch-free on blocks of pixels, with the exact `f64` arithmetic of libvmaf.
+//!
+//! Frames must be at least 18x18 (libvmaf itself crashes below that; [`VifExtractor::new`]
+//! panics).
+
+use std::sync::OnceLock;
+
+use crate::frame::{Plane, Samples};
+
+/// libvmaf's default `vif_enhn_gain_limit` (`vmaf_v0.6.1neg` uses 1.0).
+pub const DEFAULT_VIF_ENHN_GAIN_LIMIT: f64 = 100.0;
+
+/// Smallest width and height libvmaf accepts (below that its ADM crashes).
+pub const MIN_DIMENSION: usize = 18;
+
+/// The Gaussian filters of the four scales (libvmaf's `vif_filter1d_table`).
+const FILTER_0: [u16; 17] = [
+    489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935,
+    489,
+];
+const FILTER_1: [u16; 9] = [1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244];
+const FILTER_2: [u16; 5] = [3571, 16004, 26386, 16004, 3571];
+const FILTER_3: [u16; 3] = [10904, 43728, 10904];
+
+/// Half width of the widest filter: the padding of every row buffer.
+const PAD: usize = FILTER_0.len() / 2;
+
+/// The noise variance 2.0 in Q16.
+const SIGMA_NSQ: i32 = 2 << 16;
+
+/// Column block of the row passes: small enough for the accumulators to stay in L1.
+const BLOCK: usize = 128;
+
+/// VIF features of one frame, as libvmaf reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VifScores {
+    /// `integer_vif_scale0..3`
+    pub scale: [f64; 4],
+}
+
+/// libvmaf's `log2_table`, indexed by a 16-bit mantissa with its top bit set (32768..65536):
+/// `round(log2f(i) * 2048)`. Entries below 32768 are 0 (libvmaf also fills 32767, which no
+/// lookup reaches); the vector code points masked-off lanes at entry 0.
+type Log2Table = [u16; 65536];
+
+/// libvmaf rounds the *single precision* logarithm: 38 entries differ from rounding the exact
+/// value. `log2f` is evaluated as the correctly rounded `f32` of the `f64` logarithm, which
+/// equals glibc's `log2f` on every entry (see the tests).
+fn log2_table() -> &'static Log2Table {
+    static TABLE: OnceLock<Box<Log2Table>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([0u16; 65536]);
+        for (i, v) in t.iter_mut().enumerate().skip(32768) {
+            let l = (i as f64).log2() as f32;
+            *v = (l * 2048.0).round() as u16;
+        }
+        t
+    })
+}
+
+/// Integer sums of one scale; libvmaf's `accum_*` variables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Accum {
+    num_log: i64,
+    den_log: i64,
+    num_non_log: i64,
+    den_non_log: i64,
+}
+
+/// `65536 * 1.0e-10`, libvmaf's guard against a zero `sigma1_sq` in the gain.
+const EPS: f64 = 65536.0 * 1.0e-10;
+
+impl Accum {
+    fn merge(&mut self, o: &Accum) {
+        self.num_log += o.num_log;
+        self.den_log += o.den_log;
+        self.num_non_log += o.num_non_log;
+        self.den_non_log += o.den_non_log;
+    }
+
+    /// `num / den` of the scale, through libvmaf's `float` num and den.
+    fn score(&self) -> f64 {
+        let num = self.num_log as f64 / 2048.0
+            + (self.den_non_log as f64 - (self.num_non_log as f64 / 16384.0) / 65025.0);
+        let den = self.den_log as f64 / 2048.0 + self.den_non_log as f64;
+        f64::from(num as f32 / den as f32)
+    }
+}
+
+/// What the code inlined into an entry point may use; picked at run time by
+/// [`VifExtractor::extract`]. Both variants compute identical results.
+trait Isa {
+    /// `roundpd` (SSE4.1) is available: `floor` is one instruction.
+    const ROUND: bool;
+}
+
+/// Baseline x86-64 (or any other architecture).
+struct Portable;
+impl Isa for Portable {
+    const ROUND: bool = false;
+}
+
+/// AVX2.
+#[cfg(target_arch = "x86_64")]
+struct Avx2;
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx2 {
+    const ROUND: bool = true;
+}
+
+/// `floor(x)` for `|x| < 2^51` (garbage beyond, never NaN for finite `x`).
+#[inline(always)]
+fn floor<I: Isa>(x: f64) -> f64 {
+    if I::ROUND {
+        x.floor()
+    } else {
+        // Adding 1.5 * 2^52 rounds to an integer; step down where that rounded up.
+        const M: f64 = 6_755_399_441_055_744.0;
+        let r = (x + M) - M;
+        if r > x {
+            r - 1.0
+        } else {
+            r
+        }
+    }
+}
+
+/// The per-pixel statistic of a block of pixels (libvmaf's `vif_statistic` inner body),
+/// branch-free so that it vectorises: every lane computes both branches and masks pick.
+///
+/// The gain is libvmaf's `double` arithmetic, operation for operation (Rust never fuses a
+/// multiply-add): `g = sigma12 / (sigma1_sq + 65536e-10)`, `sv_sq = max(trunc(sigma2_sq -
+/// g * sigma12), 0)`, then `g = min(g, gain_limit)` and `trunc(g * g * sigma1_sq)`. Truncation
+/// is `floor` here: the second value is never negative, and the first only matters when
+/// positive.
+///
+/// Logarithms of the integers `sigma1_sq + 2`, `sv_sq + 2` and `g² sigma1_sq + sv_sq + 2` (all
+/// below 2^53, so exact as `f64`) come from their `f64` bits: the exponent is libvmaf's shift
+/// count plus 15 and the top 15 mantissa bits, with the leading one, are the 16-bit index that
+/// libvmaf's `log2_32`/`log2_64` take from the integer. Table lookups (which do not vectorise)
+/// run in a second, scalar pass; masked-off lanes look up entry 0.
+#[inline(always)]
+fn block_stats<I: Isa>(
+    [s1, s2, s12]: [&[i32]; 3],
+    index: &mut [[u64; BLOCK]; 3],
+    table: &Log2Table,
+    gain_limit: f64,
+) -> Accum {
+    let n = s1.len().min(BLOCK);
+    let (s1, s2, s12) = (&s1[..n], &s2[..n], &s12[..n]);
+    let [idx_d, idx_1, idx_2] = index;
+    let (idx_d, idx_1, idx_2) = (&mut idx_d[..n], &mut idx_1[..n], &mut idx_2[..n]);
+    let mut exp_den = 0i64;
+    let mut exp_num = 0i64;
+    let mut non_log_sum = 0i64;
+    let mut non_log_count = 0i64;
+    const NSQ: f64 = SIGMA_NSQ as f64;
+    // The table index of d = 2^e * 1.m: the leading one and the top 15 bits of m; all-zero
+    // `mask` (a masked-off lane) gives entry 0.
+    let index = |bits: u64, mask: u64| ((bits >> 37) | 0x8000) & 0xffff & mask;
+    let exponent = |bits: u64| (bits >> 52) as i64;
+    for j in 0..n {
+        let (a, b, c) = (s1[j], s2[j], s12[j]);
+        let is_log = a >= SIGMA_NSQ;
+        let is_num = is_log & (c > 0) & (b > 0);
+        let (log_mask, num_mask) = (
+            u64::from(is_log).wrapping_neg(),
+            u64::from(is_num).wrapping_neg(),
+        );
+        let (af, bf, cf) = (f64::from(a), f64::from(b), f64::from(c));
+        let g = cf / (af + EPS);
+        let t = floor::<I>(bf - g * cf);
+        let sv = if t > 0.0 { t } else { 0.0 };
+        let gl = if g < gain_limit { g } else { gain_limit };
+        let n1 = sv + NSQ;
+        let n2 = floor::<I>(gl * gl * af) + n1;
+        let d = af + NSQ;
+        let (bd, b1, b2) = (d.to_bits(), n1.to_bits(), n2.to_bits());
+        idx_d[j] = index(bd, log_mask);
+        idx_1[j] = index(b1, num_mask);
+        idx_2[j] = index(b2, num_mask);
+        // log2_32(d) - 17 * 2048 = table + 2048 * (e - 15 - 17), e the unbiased exponent.
+        exp_den += ((exponent(bd) - 1023 - 32) << 11) & log_mask as i64;
+        exp_num += ((exponent(b2) - exponent(b1)) << 11) & num_mask as i64;
+        non_log_sum += i64::from(b) & !log_mask as i64;
+        non_log_count += 1 + (log_mask as i64);
+    }
+    let mut den_log = exp_den;
+    let mut num_log = exp_num;
+    let look = |i: u64| i64::from(table[(i & 0xffff) as usize]);
+    for j in 0..n {
+        den_log += look(idx_d[j]);
+        num_log += look(idx_2[j]) - look(idx_1[j]);
+    }
+    Accum {
+        num_log,
+        den_log,
+        num_non_log: non_log_sum,
+        den_non_log: non_log_count,
+    }
+}
+
+/// A plane of samples with libvmaf's mirrored rows outside `0..h`.
+#[derive(Clone, Copy)]
+struct Img<'a, T> {
+    data: &'a [T],
+    w: usize,
+    h: usize,
+    stride: usize,
+}
+
+impl<'a, T> Img<'a, T> {
+    /// Row `r` (`-h < r < 2h - 1`), mirrored about the first/last row, exactly `w` long.
+    #[inline(always)]
+    fn row(&self, r: isize) -> &'a [T] {
+        let last = self.h as isize - 1;
+        let r = if r < 0 {
+            -r
+        } else if r > last {
+            2 * last - r
+        } else {
+            r
+        } as usize;
+        let start = r * self.stride;
+        &self.data[start..start + self.w]
+    }
+
+    /// The `N` rows a vertical filter centred on row `i` reads.
+    #[inline(always)]
+    fn taps<const N: usize>(&self, i: usize) -> [&'a [T]; N] {
+        let top = i as isize - (N / 2) as isize;
+        std::array::from_fn(|k| &self.row(top + k as isize)[..self.w])
+    }
+}
+
+/// Mirrors `half` samples at each end of a padded row holding `w` samples at `PAD..PAD + w`
+/// (libvmaf's `PADDING_SQ_DATA`).
+#[inline(always)]
+fn mirror_pad<T: Copy>(buf: &mut [T], w: usize, half: usize) {
+    for f in 1..=half {
+        buf[PAD - f] = buf[PAD + f];
+        buf[PAD + w - 1 + f] = buf[PAD + w - 1 - f];
+    }
+}
+
+/// Per-block working arrays, allocated once (zeroing fresh stack arrays for every block costs
+/// more than some of the passes).
+struct Scratch {
+    acc32: [[u32; BLOCK]; 8],
+    filtered: [[u32; BLOCK]; 5],
+    sigma: [[i32; BLOCK]; 3],
+    index: [[u64; BLOCK]; 3],
+}
+
+/// Vertically filtered moments of one row (libvmaf's `buf.tmp`), padded by `PAD` each side.
+/// The second moments (`u32`) are split into their low and high 16 bits, so that the
+/// horizontal pass can sum each half in `u32` (see [`filter_row_split`]).
+struct Moments {
+    mu1: Vec<u32>,
+    mu2: Vec<u32>,
+    /// `xx`, `yy`, `xy`: low halves, then high halves.
+    sq: [[Vec<u16>; 2]; 3],
+    scratch: Box<Scratch>,
+}
+
+impl Moments {
+    fn new(w: usize) -> Self {
+        let n = w + 2 * PAD;
+        Moments {
+            mu1: vec![0; n],
+            mu2: vec![0; n],
+            sq: std::array::from_fn(|_| [vec![0; n], vec![0; n]]),
+            scratch: Box::new(Scratch {
+                acc32: [[0; BLOCK]; 8],
+                filtered: [[0; BLOCK]; 5],
+                sigma: [[0; BLOCK]; 3],
+                index: [[0; BLOCK]; 3],
+            }),
+        }
+    }
+
+    #[inline(always)]
+    fn pad(&mut self, w: usize, half: usize) {
+        mirror_pad(&mut self.mu1, w, half);
+        mirror_pad(&mut self.mu2, w, half);
+        for half_word in self.sq.iter_mut().flatten() {
+            mirror_pad(half_word, w, half);
+        }
+    }
+}
+
+/// Vertical pass of scale 0 for 8-bit pictures: every sum fits `u32` and libvmaf keeps the
+/// second moments unshifted. Taps outermost over blocks of columns, so that every loop streams
+/// a few rows and vectorises.
+#[inline(always)]
+fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
+    let w = r.w;
+    let rr = r.taps::<17>(i);
+    let dr = d.taps::<17>(i);
+    let f = FILTER_0.map(u32::from);
+    // Everything below fits u32 (sums of at most 65536 * 255^2); wrapping operations keep
+    // overflow checks out of the loops in debug builds.
+    let mac = |acc: u32, c: u32, v: u32| acc.wrapping_add(c.wrapping_mul(v));
+    let mut c0 = 0;
+    while c0 < w {
+        let n = BLOCK.min(w - c0);
+        let cols = c0..c0 + n;
+        let [a1, a2, axx, ayy, axy, ..] = &mut m.scratch.acc32;
+        let (a1, a2) = (&mut a1[..n], &mut a2[..n]);
+        let (axx, ayy, axy) = (&mut axx[..n], &mut ayy[..n], &mut axy[..n]);
+        {
+            let (x, y) = (&rr[8][cols.clone()], &dr[8][cols.clone()]);
+            for j in 0..n {
+                let (x, y) = (u32::from(x[j]), u32::from(y[j]));
+                let (cx, cy) = (f[8] * x, f[8] * y);
+                a1[j] = cx;
+                a2[j] = cy;
+                axx[j] = cx.wrapping_mul(x);
+                ayy[j] = cy.wrapping_mul(y);
+                axy[j] = cx.wrapping_mul(y);
+            }
+        }
+        for k in 0..8 {
+            let c = f[k];
+            let (xt, xb) = (&rr[k][cols.clone()], &rr[16 - k][cols.clone()]);
+            let (yt, yb) = (&dr[k][cols.clone()], &dr[16 - k][cols.clone()]);
+            for j in 0..n {
+                let (xt, xb) = (u32::from(xt[j]), u32::from(xb[j]));
+                let (yt, yb) = (u32::from(yt[j]), u32::from(yb[j]));
+                a1[j] = mac(a1[j], c, xt + xb);
+                a2[j] = mac(a2[j], c, yt + yb);
+                axx[j] = mac(axx[j], c, xt * xt + xb * xb);
+                ayy[j] = mac(ayy[j], c, yt * yt + yb * yb);
+                axy[j] = mac(axy[j], c, xt * yt + xb * yb);
+            }
+        }
+        let o = PAD + c0..PAD + c0 + n;
+        for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
+            for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
+                *d = (v + 128) >> 8;
+            }
+        }
+        for ([lo, hi], src) in m.sq.iter_mut().zip([&*axx, &*ayy, &*axy]) {
+            store_split(src, &mut lo[o.clone()], &mut hi[o.clone()], |v| v);
+        }
+        c0 += n;
+    }
+}
+
+/// Vertical pass of the general case (deeper pictures at scale 0, every picture at scales
+/// 1..3): `mu` sums in `u32` (wrapping like libvmaf's; the result fits) and is shifted by
+/// `sh_mu`; the second moments, `(sum(c x²) + round) >> sh_sq` of a `u64` sum in libvmaf, are
+/// summed as 16-bit halves of `x²` in `u32` lanes (as in [`filter_row_split`]), both with
+/// rounding.
+#[inline(always)]
+fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
+    r: Img<T>,
+    d: Img<T>,
+    i: usize,
+    filt: &[u16; N],
+    (sh_mu, sh_sq): (u32, u32),
+    m: &mut Moments,
+) {
+    let half = N / 2;
+    let w = r.w;
+    let rr = r.taps::<N>(i);
+    let dr = d.taps::<N>(i);
+    let rnd_mu = 1u32 << (sh_mu - 1);
+    debug_assert!((1..=16).contains(&sh_sq));
+    let rnd_sq = 1u32 << (sh_sq - 1);
+    let f = filt.map(u32::from);
+    let mac = |acc: u32, c: u32, v: u32| acc.wrapping_add(c.wrapping_mul(v));
+    let (lo, hi) = (|v: u32| v & 0xffff, |v: u32| v >> 16);
+    let mut c0 = 0;
+    while c0 < w {
+        let n = BLOCK.min(w - c0);
+        let cols = c0..c0 + n;
+        let [a1, a2, xl, xh, yl, yh, zl, zh] = &mut m.scratch.acc32;
+        let (a1, a2) = (&mut a1[..n], &mut a2[..n]);
+        let (xl, xh, yl, yh) = (&mut xl[..n], &mut xh[..n], &mut yl[..n], &mut yh[..n]);
+        let (zl, zh) = (&mut zl[..n], &mut zh[..n]);
+        {
+            let c = f[half];
+            let (x, y) = (&rr[half][cols.clone()], &dr[half][cols.clone()]);
+            for j in 0..n {
+                let (x, y): (u32, u32) = (x[j].into(), y[j].into());
+                let (xx, yy, xy) = (x.wrapping_mul(x), y.wrapping_mul(y), x.wrapping_mul(y));
+                a1[j] = c.wrapping_mul(x);
+                a2[j] = c.wrapping_mul(y);
+                xl[j] = c.wrapping_mul(lo(xx));
+                xh[j] = c.wrapping_mul(hi(xx));
+                yl[j] = c.wrapping_mul(lo(yy));
+                yh[j] = c.wrapping_mul(hi(yy));
+                zl[j] = c.wrapping_mul(lo(xy));
+                zh[j] = c.wrapping_mul(hi(xy));
+            }
+        }
+        for k in 0..half {
+            let c = f[k];
+            let (xt, xb) = (&rr[k][cols.clone()], &rr[N - 1 - k][cols.clone()]);
+            let (yt, yb) = (&dr[k][cols.clone()], &dr[N - 1 - k][cols.clone()]);
+            for j in 0..n {
+                let (xt, xb): (u32, u32) = (xt[j].into(), xb[j].into());
+                let (yt, yb): (u32, u32) = (yt[j].into(), yb[j].into());
+                // x² of a 16-bit sample fits u32; sums of two halves fit too.
+                let (xxt, xxb) = (xt.wrapping_mul(xt), xb.wrapping_mul(xb));
+                let (yyt, yyb) = (yt.wrapping_mul(yt), yb.wrapping_mul(yb));
+                let (xyt, xyb) = (xt.wrapping_mul(yt), xb.wrapping_mul(yb));
+                a1[j] = mac(a1[j], c, xt + xb);
+                a2[j] = mac(a2[j], c, yt + yb);
+                xl[j] = mac(xl[j], c, lo(xxt) + lo(xxb));
+                xh[j] = mac(xh[j], c, hi(xxt) + hi(xxb));
+                yl[j] = mac(yl[j], c, lo(yyt) + lo(yyb));
+                yh[j] = mac(yh[j], c, hi(yyt) + hi(yyb));
+                zl[j] = mac(zl[j], c, lo(xyt) + lo(xyb));
+                zh[j] = mac(zh[j], c, hi(xyt) + hi(xyb));
+            }
+        }
+        let o = PAD + c0..PAD + c0 + n;
+        for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
+            for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
+                *d = v.wrapping_add(rnd_mu) >> sh_mu;
+            }
+        }
+        // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh); libvmaf keeps
+        // the result in uint32_t, and it fits.
+        for ([lo, hi], (sl, sh)) in
+            m.sq.iter_mut()
+                .zip([(&*xl, &*xh), (&*yl, &*yh), (&*zl, &*zh)])
+        {
+            let (lo, hi) = (&mut lo[o.clone()], &mut hi[o.clone()]);
+            for (((l, h), &a), &b) in lo.iter_mut().zip(hi.iter_mut()).zip(sl).zip(sh) {
+                let v = (b << (16 - sh_sq)).wrapping_add(a.wrapping_add(rnd_sq) >> sh_sq);
+                *l = v as u16;
+                *h = (v >> 16) as u16;
+            }
+        }
+        c0 += n;
+    }
+}
+
+/// Horizontal `N`-tap filter of a `u32` row (`src` starts `N / 2` before the first output),
+/// symmetric taps added first; wrapping `u32` sums like libvmaf's (the results fit).
+#[inline(always)]
+fn filter_row_u32<const N: usize>(src: &[u32], filt: &[u16; N], out: &mut [u32]) {
+    let half = N / 2;
+    let f = filt.map(u32::from);
+    // Exactly one window per output: no bounds checks, no scalar epilogue.
+    for (o, win) in out.iter_mut().zip(src.windows(N)) {
+        let mut a = f[half].wrapping_mul(win[half]);
+        for k in 0..half {
+            a = a.wrapping_add(f[k].wrapping_mul(win[k].wrapping_add(win[N - 1 - k])));
+        }
+        *o = a;
+    }
+}
+
+/// Stores second moments `f(src)` split into low and high 16-bit halves.
+#[inline(always)]
+fn store_split<T: Copy>(src: &[T], lo: &mut [u16], hi: &mut [u16], f: impl Fn(T) -> u32) {
+    for ((&v, l), h) in src.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
+        let v = f(v);
+        *l = v as u16;
+        *h = (v >> 16) as u16;
+    }
+}
+
+/// Horizontal `N`-tap filter of second moments given as 16-bit halves, then libvmaf's
+/// `(sum + 32768) >> 16` of the `u64` sum, cut to `u32`.
+///
+/// With `v = 65536 hi + lo`, `(sum(c v) + 32768) >> 16 = sum(c hi) + ((sum(c lo) + 32768) >> 16)`
+/// exactly, and both sums fit `u32` (the filter sums to 65536): so everything stays in `u32`
+/// lanes, twice as wide as `u64` ones. (Symmetric taps are added first; the products may wrap,
+/// the sums mod 2^32 are still exact.)
+#[inline(always)]
+fn filter_row_split<const N: usize>(lo: &[u16], hi: &[u16], filt: &[u16; N], out: &mut [u32]) {
+    let half = N / 2;
+    let f = filt.map(u32::from);
+    let taps = |win: &[u16]| {
+        let mut a = f[half].wrapping_mul(u32::from(win[half]));
+        for k in 0..half {
+            let pair = u32::from(win[k]) + u32::from(win[N - 1 - k]);
+            a = a.wrapping_add(f[k].wrapping_mul(pair));
+        }
+        a
+    };
+    for ((o, wl), wh) in out.iter_mut().zip(lo.windows(N)).zip(hi.windows(N)) {
+        *o = taps(wh).wrapping_add(taps(wl).wrapping_add(32768) >> 16);
+    }
+}
+
+/// Horizontal pass over one row of moments and the per-pixel statistic.
+#[inline(always)]
+fn horizontal_stats<I: Isa, const N: usize>(
+    m: &mut Moments,
+    w: usize,
+    filt: &[u16; N],
+    table: &Log2Table,
+    gain_limit: f64,
+    acc: &mut Accum,
+) {
+    let half = N / 2;
+    m.pad(w, half);
+    let Moments {
+        mu1: m_mu1,
+        mu2: m_mu2,
+        sq: m_sq,
+        scratch,
+    } = m;
+    let Scratch {
+        filtered,
+        sigma,
+        index,
+        ..
+    } = &mut **scratch;
+    let mut c0 = 0;
+    while c0 < w {
+        let n = BLOCK.min(w - c0);
+        let src = PAD + c0 - half..PAD + c0 + n + half;
+        let [mu1, mu2, xx, yy, xy] = &mut *filtered;
+        let (mu1, mu2) = (&mut mu1[..n], &mut mu2[..n]);
+        let (xx, yy, xy) = (&mut xx[..n], &mut yy[..n], &mut xy[..n]);
+        filter_row_u32(&m_mu1[src.clone()], filt, mu1);
+        filter_row_u32(&m_mu2[src.clone()], filt, mu2);
+        for ([lo, hi], out) in m_sq.iter().zip([&mut *xx, &mut *yy, &mut *xy]) {
+            filter_row_split(&lo[src.clone()], &hi[src.clone()], filt, out);
+        }
+        let [s1, s2, s12] = &mut *sigma;
+        let (s1, s2, s12) = (&mut s1[..n], &mut s2[..n], &mut s12[..n]);
+        for j in 0..n {
+            let (m1, m2) = (u64::from(mu1[j]), u64::from(mu2[j]));
+            let mu1_sq = ((m1 * m1 + (1 << 31)) >> 32) as u32;
+            let mu2_sq = ((m2 * m2 + (1 << 31)) >> 32) as u32;
+            let mu1_mu2 = ((m1 * m2 + (1 << 31)) >> 32) as u32;
+            s1[j] = xx[j].wrapping_sub(mu1_sq) as i32;
+            s2[j] = (yy[j].wrapping_sub(mu2_sq) as i32).max(0);
+            s12[j] = xy[j].wrapping_sub(mu1_mu2) as i32;
+        }
+        acc.merge(&block_stats::<I>([s1, s2, s12], index, table, gain_limit));
+        c0 += n;
+    }
+}
+
+/// Blurs both pictures of one scale with `filt` (the next scale's filter) and keeps the even
+/// rows and columns (libvmaf's `subsample_rd_*` + `decimate_and_pad`, which blurs every row and
+/// then drops the odd ones; here only the even rows are blurred). `sh_v` is the shift after the
+/// vertical pass (the bit depth at scale 0, 16 above).
+#[inline(always)]
+fn decimate<T: Copy + Into<u32>, const N: usize>(
+    src: [Img<T>; 2],
+    filt: &[u16; N],
+    sh_v: u32,
+    conv: &mut [u32],
+    acc: &mut [u32; BLOCK],
+    out: [&mut [u16]; 2],
+) {
+    let half = N / 2;
+    let (w, h) = (src[0].w, src[0].h);
+    let (ow, oh) = (w / 2, h / 2);
+    let rnd_v = 1u32 << (sh_v - 1);
+    let f = filt.map(u32::from);
+    for (img, out) in src.into_iter().zip(out) {
+        for oi in 0..oh {
+            let rows = img.taps::<N>(2 * oi);
+            let mut c0 = 0;
+            while c0 < w {
+                let n = BLOCK.min(w - c0);
+                let acc = &mut acc[..n];
+                acc.fill(0);
+                for k in 0..N {
+                    let x = &rows[k][c0..c0 + n];
+                    for j in 0..n {
+                        acc[j] = acc[j].wrapping_add(f[k].wrapping_mul(x[j].into()));
+                    }
+                }
+                for (o, &a) in conv[PAD + c0..PAD + c0 + n].iter_mut().zip(acc.iter()) {
+                    *o = a.wrapping_add(rnd_v) >> sh_v;
+                }
+                c0 += n;
+            }
+            mirror_pad(conv, w, half);
+            // Horizontal pass over every column (vectorises), then keep the even ones.
+            let out = &mut out[oi * ow..oi * ow + ow];
+            let mut c0 = 0;
+            while c0 < w {
+                let n = BLOCK.min(w - c0);
+                let acc = &mut acc[..n];
+                filter_row_u32(&conv[PAD + c0 - half..PAD + c0 + n + half], filt, acc);
+                // BLOCK is even, so even `j` are even columns; a last odd column is never kept.
+                let out = &mut out[c0 / 2..c0 / 2 + n / 2];
+                for (o, pair) in out.iter_mut().zip(acc.chunks_exact(2)) {
+                    *o = (pair[0].wrapping_add(32768) >> 16) as u16;
+                }
+                c0 += n;
+            }
+        }
+    }
+}
+
+/// The decimated pictures of one scale above 0.
+struct Level {
+    w: usize,
+    h: usize,
+    r: Vec<u16>,
+    d: Vec<u16>,
+}
+
+impl Level {
+    fn imgs(&self) -> [Img<'_, u16>; 2] {
+        let (w, h) = (self.w, self.h);
+        let img = |data| Img {
+            data,
+            w,
+            h,
+            stride: w,
+        };
+        [img(&self.r[..]), img(&self.d[..])]
+    }
+}
+
+/// A view of a plane's samples with its geometry.
+fn img<'a, T>(p: &Plane, data: &'a [T]) -> Img<'a, T> {
+    Img {
+        data,
+        w: p.width,
+        h: p.height,
+        stride: p.stride,
+    }
+}
+
+/// VIF of one scale in the general case (see [`vertical_moments_wide`]).
+#[inline(always)]
+fn scale_stats_wide<I: Isa, T: Copy + Into<u32>, const N: usize>(
+    [r, d]: [Img<T>; 2],
+    filt: &[u16; N],
+    shifts: (u32, u32),
+    moments: &mut Moments,
+    table: &Log2Table,
+    gain_limit: f64,
+) -> f64 {
+    let mut acc = Accum::default();
+    for i in 0..r.h {
+        vertical_moments_wide(r, d, i, filt, shifts, moments);
+        horizontal_stats::<I, N>(moments, r.w, filt, table, gain_limit, &mut acc);
+    }
+    acc.score()
+}
+
+/// Integer VIF of libvmaf for one picture size and depth; owns its scratch buffers.
+pub struct VifExtractor {
+    width: usize,
+    height: usize,
+    bpc: u32,
+    gain_limit: f64,
+    table: &'static Log2Table,
+    /// Scales 1..=3.
+    levels: [Level; 3],
+    moments: Moments,
+    conv: Vec<u32>,
+}
+
+impl VifExtractor {
+    /// An extractor for `width` x `height` pictures of `bpc` bits (8..=16) with the given
+    /// enhancement-gain limit (libvmaf's `vif_enhn_gain_limit`, 1.0..=100.0).
+    ///
+    /// Panics if a dimension is below [`MIN_DIMENSION`], or the depth or the gain limit is out
+    /// of range.
+    pub fn new(width: usize, height: usize, bpc: u32, enhn_gain_limit: f64) -> Self {
+        assert!(
+            width >= MIN_DIMENSION && height >= MIN_DIMENSION,
+            "VIF needs at least {MIN_DIMENSION}x{MIN_DIMENSION} pictures, got {width}x{height}"
+        );
+        assert!((8..=16).contains(&bpc), "bit depth {bpc} out of range");
+        // libvmaf's option bounds; they also keep `g² sigma1_sq` below 2^45 (exact in f64).
+        assert!(
+            (1.0..=DEFAULT_VIF_ENHN_GAIN_LIMIT).contains(&enhn_gain_limit),
+            "VIF enhancement gain limit {enhn_gain_limit} outside libvmaf's 1.0..=100.0"
+        );
+        let levels = std::array::from_fn(|k| {
+            let (w, h) = (width >> (k + 1), height >> (k + 1));
+            Level {
+                w,
+                h,
+                r: vec![0; w * h],
+                d: vec![0; w * h],
+            }
+        });
+        VifExtractor {
+            width,
+            height,
+            bpc,
+            gain_limit: enhn_gain_limit,
+            table: log2_table(),
+            levels,
+            moments: Moments::new(width),
+            conv: vec![0; width + 2 * PAD],
+        }
+    }
+
+    /// Scores one reference/distorted pair (same size and depth as given to `new`).
+    pub fn extract(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: `extract_avx2` only requires AVX2 beyond the baseline target, and the
+                // running CPU supports it (checked just above).
+                return unsafe { self.extract_avx2(reference, distorted) };
+            }
+        }
+        self.extract_impl::<Portable>(reference, distorted)
+    }
+
+    /// Same as [`extract`](Self::extract) but always with the baseline code path (no runtime
+    /// CPU dispatch); both give identical results. For tests and benchmarks.
+    #[doc(hidden)]
+    pub fn extract_portable(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        self.extract_impl::<Portable>(reference, distorted)
+    }
+
+    /// The whole pipeline compiled with AVX2 enabled (every stage is inlined into it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn extract_avx2(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        self.extract_impl::<Avx2>(reference, distorted)
+    }
+
+    #[inline(always)]
+    fn extract_impl<I: Isa>(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        for p in [reference, distorted] {
+            assert!(
+                p.width == self.width && p.height == self.height && p.bpc == self.bpc,
+                "VIF extractor built for {}x{} {}-bit, got {}x{} {}-bit",
+                self.width,
+                self.height,
+                self.bpc,
+                p.width,
+                p.height,
+                p.bpc
+            );
+        }
+        let mut scores = [0f64; 4];
+        match (reference.samples, distorted.samples) {
+            (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
+                let (r, d) = (img(reference, r), img(distorted, d));
+                scores[0] = self.scale0_8::<I>(r, d);
+                self.decimate_scale0([r, d]);
+            }
+            (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
+                let src = [img(reference, r), img(distorted, d)];
+                let shifts = (self.bpc, 2 * (self.bpc - 8));
+                scores[0] = scale_stats_wide::<I, _, 17>(
+                    src,
+                    &FILTER_0,
+                    shifts,
+                    &mut self.moments,
+                    self.table,
+                    self.gain_limit,
+                );
+                self.decimate_scale0(src);
+            }
+            _ => panic!(
+                "VIF: sample storage does not match the {}-bit depth",
+                self.bpc
+            ),
+        }
+        let (moments, table, gain) = (&mut self.moments, self.table, self.gain_limit);
+        let [l1, l2, l3] = &mut self.levels;
+        scores[1] =
+            scale_stats_wide::<I, _, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
+        let acc = &mut moments.scratch.acc32[0];
+        decimate(
+            l1.imgs(),
+            &FILTER_2,
+            16,
+            &mut self.conv,
+            acc,
+            [&mut l2.r, &mut l2.d],
+        );
+        scores[2] =
+            scale_stats_wide::<I, _, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
+        let acc = &mut moments.scratch.acc32[0];
+        decimate(
+            l2.imgs(),
+            &FILTER_3,
+            16,
+            &mut self.conv,
+            acc,
+            [&mut l3.r, &mut l3.d],
+        );
+        scores[3] =
+            scale_stats_wide::<I, _, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
+        VifScores { scale: scores }
+    }
+
+    #[inline(always)]
+    fn scale0_8<I: Isa>(&mut self, r: Img<u8>, d: Img<u8>) -> f64 {
+        let mut acc = Accum::default();
+        for i in 0..r.h {
+            vertical_moments_8(r, d, i, &mut self.moments);
+            horizontal_stats::<I, 17>(
+                &mut self.moments,
+                r.w,
+                &FILTER_0,
+                self.table,
+                self.gain_limit,
+                &mut acc,
+            );
+        }
+        acc.score()
+    }
+
+    #[inline(always)]
+    fn decimate_scale0<T: Copy + Into<u32>>(&mut self, src: [Img<T>; 2]) {
+        let next = &mut self.levels[0];
+        decimate(
+            src,
+            &FILTER_1,
+            self.bpc,
+            &mut self.conv,
+            &mut self.moments.scratch.acc32[0],
+            [&mut next.r, &mut next.d],
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Q11 log2 of a 32-bit value of at least 2^17 (libvmaf's `log2_32`): table entry of the
+    /// top 16 bits plus 2048 per bit shifted out.
+    fn log2_q11_u32(table: &Log2Table, v: u32) -> i64 {
+        let k = 16 - v.leading_zeros() as i32;
+        let top = v >> k.clamp(0, 31);
+        i64::from(table[(top & 0xffff) as usize]) + 2048 * i64::from(k)
+    }
+
+    /// Q11 log2 of a 64-bit value of at least 2^17 (libvmaf's `log2_64`).
+    fn log2_q11_u64(table: &Log2Table, v: u64) -> i64 {
+        let k = 48 - v.leading_zeros() as i32;
+        let top = v >> k.clamp(0, 63);
+        i64::from(table[(top & 0xffff) as usize]) + 2048 * i64::from(k)
+    }
+
+    /// The per-pixel statistic written as libvmaf's scalar loop: the reference for
+    /// [`block_stats`], which computes the same branch-free.
+    fn scalar_statistic(
+        acc: &mut Accum,
+        table: &Log2Table,
+        gain_limit: f64,
+        s1: i32,
+        s2: i32,
+        s12: i32,
+    ) {
+        if s1 >= SIGMA_NSQ {
+            // s1 < 2^31, so the sum fits u32 (libvmaf adds in int32 and reads it as uint32).
+            let den = (s1 as u32).wrapping_add(SIGMA_NSQ as u32);
+            acc.den_log += log2_q11_u32(table, den) - 2048 * 17;
+            if s12 > 0 && s2 > 0 {
+                let g = f64::from(s12) / (f64::from(s1) + EPS);
+                // C converts to int32 with truncation; out-of-range values only occur far below
+                // zero (x86 gives INT_MIN, Rust saturates), and both clamp to 0 next.
+                let sv_sq = (f64::from(s2) - g * f64::from(s12)) as i32;
+                let sv_sq = sv_sq.max(0) as u32;
+                let g = g.min(gain_limit);
+                let numer1 = sv_sq + SIGMA_NSQ as u32;
+                // g <= 100 and s1 < 2^31: the product is below 2^45.
+                let numer1_tmp = (g * g * f64::from(s1)) as i64 + i64::from(numer1);
+                acc.num_log +=
+                    log2_q11_u64(table, numer1_tmp as u64) - log2_q11_u64(table, u64::from(numer1));
+            }
+        } else {
+            acc.num_non_log += i64::from(s2);
+            acc.den_non_log += 1;
+        }
+    }
+
+    /// xorshift64*
+    fn rng(state: &mut u64) -> u64 {
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The branch-free block statistic equals libvmaf's scalar per-pixel code, on random and
+    /// extreme sigma values, for both instruction-set variants.
+    #[test]
+    fn block_stats_match_scalar_statistic() {
+        let table = log2_table();
+        let mut st = 0x1234_5678_9abc_def1u64;
+        let specials = [
+            i32::MIN,
+            -1,
+            0,
+            1,
+            SIGMA_NSQ - 1,
+            SIGMA_NSQ,
+            SIGMA_NSQ + 1,
+            1 << 20,
+            1 << 30,
+            i32::MAX - SIGMA_NSQ,
+            i32::MAX,
+        ];
+        for round in 0..2000 {
+            let mut s = [[0i32; BLOCK]; 3];
+            let mut idx = [[0u64; BLOCK]; 3];
+            for v in s.iter_mut().flatten() {
+                let r = rng(&mut st);
+                *v = match r % 4 {
+                    0 => specials[(r >> 8) as usize % specials.len()],
+                    1 => (r >> 16) as i32,
+                    2 => ((r >> 16) % (1 << 22)) as i32 - (1 << 18),
+                    _ => ((r >> 16) % (1 << 27)) as i32,
+                };
+            }
+            let [s1, s2, s12] = &mut s;
+            for v in s2.iter_mut() {
+                *v = (*v).max(0);
+            }
+            let n = 1 + round % BLOCK;
+            for gain in [1.0, 1.3, DEFAULT_VIF_ENHN_GAIN_LIMIT] {
+                let mut want = Accum::default();
+                for j in 0..n {
+                    scalar_statistic(&mut want, table, gain, s1[j], s2[j], s12[j]);
+                }
+                let sig = [&s1[..n], &s2[..n], &s12[..n]];
+                let got = block_stats::<Portable>(sig, &mut idx, table, gain);
+                assert_eq!(got, want, "round {round} gain {gain}");
+                #[cfg(target_arch = "x86_64")]
+                {
+                    let got = block_stats::<Avx2>(sig, &mut idx, table, gain);
+                    assert_eq!(got, want, "round {round} gain {gain} (roundpd)");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn log2_table_matches_single_precision_libm() {
+        let t = log2_table();
+        for (i, &v) in t.iter().enumerate().skip(32768) {
+            let l = (i as f32).log2();
+            assert_eq!(v, (l * 2048.0).round() as u16, "entry {i}");
+        }
+        assert!(t[..32768].iter().all(|&v| v == 0));
+        assert_eq!(t[32768], 15 * 2048);
+    }
+
+    #[test]
+    fn log2_q11_matches_libvmaf_definition() {
+        let t = log2_table();
+        // 2^17 -> 17 * 2048 exactly
+        assert_eq!(log2_q11_u32(t, 1 << 17), 17 * 2048);
+        assert_eq!(log2_q11_u64(t, 1 << 17), 17 * 2048);
+        assert_eq!(log2_q11_u64(t, 1 << 40), 40 * 2048);
+        let v = 0x1234_5678u32;
+        assert_eq!(log2_q11_u32(t, v), log2_q11_u64(t, u64::from(v)));
+    }
+
+    #[test]
+    fn filters_sum_to_one_in_q16() {
+        let filters: [&[u16]; 4] = [&FILTER_0, &FILTER_1, &FILTER_2, &FILTER_3];
+        for f in filters {
+            assert_eq!(f.iter().map(|&c| u32::from(c)).sum::<u32>(), 65536);
+            assert!(f.iter().eq(f.iter().rev()));
+        }
+    }
+}

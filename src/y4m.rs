@@ -1,0 +1,335 @@
+//! YUV4MPEG2 reader: 4:2:0, 4:2:2, 4:4:4 and monochrome, 8 to 16 bits, any size.
+//!
+//! Samples deeper than 8 bits are stored little-endian, two bytes each, as FFmpeg writes them.
+//! Chroma planes are read at their stored (rounded-up) size; libvmaf's floor-sized chroma is a
+//! view onto them (see [`crate::frame::ChromaFormat::vmaf_chroma_size`]).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::frame::{ChromaFormat, Picture, PlaneBuf, SampleBuf};
+
+/// What can go wrong reading a y4m stream. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum Y4mError {
+    #[error("{path}: cannot open: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: read error: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a YUV4MPEG2 file (header starts with {found:?})")]
+    NotY4m { path: PathBuf, found: String },
+    #[error("{path}: bad y4m header: {reason}")]
+    BadHeader { path: PathBuf, reason: String },
+    #[error("{path}: unsupported y4m colour space `C{tag}` (supported: 420*, 422*, 444*, mono, with p9..p16 depths)")]
+    UnsupportedColorspace { path: PathBuf, tag: String },
+    #[error("{path}: frame {frame}: bad frame header {found:?} (expected \"FRAME\")")]
+    BadFrameHeader {
+        path: PathBuf,
+        frame: usize,
+        found: String,
+    },
+    #[error("{path}: frame {frame} is truncated ({got} of {expected} bytes)")]
+    Truncated {
+        path: PathBuf,
+        frame: usize,
+        got: usize,
+        expected: usize,
+    },
+    #[error("{path}: frame {frame}: sample value {value} exceeds {bpc}-bit range")]
+    SampleRange {
+        path: PathBuf,
+        frame: usize,
+        value: u16,
+        bpc: u32,
+    },
+}
+
+/// The parsed stream header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Y4mHeader {
+    pub width: usize,
+    pub height: usize,
+    pub bpc: u32,
+    pub format: ChromaFormat,
+    /// Frame rate as a fraction, if given (`F30000:1001`).
+    pub frame_rate: Option<(u32, u32)>,
+}
+
+impl Y4mHeader {
+    /// Bytes of one frame's samples (without the `FRAME` line).
+    pub fn frame_bytes(&self) -> usize {
+        let bytes_per_sample = if self.bpc > 8 { 2 } else { 1 };
+        let luma = self.width * self.height;
+        let chroma = self
+            .format
+            .chroma_size(self.width, self.height)
+            .map_or(0, |(w, h)| 2 * w * h);
+        (luma + chroma) * bytes_per_sample
+    }
+}
+
+/// Reads pictures one at a time from a y4m stream.
+pub struct Y4mReader<R> {
+    inner: R,
+    path: PathBuf,
+    header: Y4mHeader,
+    frames_read: usize,
+    buf: Vec<u8>,
+}
+
+impl Y4mReader<BufReader<File>> {
+    /// Opens a y4m file and parses its header.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Y4mError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| Y4mError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::new(BufReader::with_capacity(1 << 20, file), path)
+    }
+}
+
+const MAX_HEADER: usize = 4096;
+const MAX_DIMENSION: usize = 1 << 16;
+
+/// Reads one `\n`-terminated line of at most `MAX_HEADER` bytes. `Ok(None)` at a clean EOF.
+fn read_line<R: BufRead>(r: &mut R, path: &Path) -> Result<Option<Vec<u8>>, Y4mError> {
+    let mut line = Vec::new();
+    let mut limited = r.take(MAX_HEADER as u64);
+    let n = limited
+        .read_until(b'\n', &mut line)
+        .map_err(|source| Y4mError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    if n == 0 {
+        return Ok(None);
+    }
+    Ok(Some(line))
+}
+
+fn parse_colorspace(tag: &str, path: &Path) -> Result<(ChromaFormat, u32), Y4mError> {
+    let unsupported = || Y4mError::UnsupportedColorspace {
+        path: path.to_owned(),
+        tag: tag.to_owned(),
+    };
+    let (format, rest) = if let Some(rest) = tag.strip_prefix("420") {
+        (ChromaFormat::Yuv420, rest)
+    } else if let Some(rest) = tag.strip_prefix("422") {
+        (ChromaFormat::Yuv422, rest)
+    } else if let Some(rest) = tag.strip_prefix("444") {
+        (ChromaFormat::Yuv444, rest)
+    } else if let Some(rest) = tag.strip_prefix("mono") {
+        (ChromaFormat::Mono, rest)
+    } else {
+        return Err(unsupported());
+    };
+    let bpc = match rest {
+        "" | "jpeg" | "paldv" | "mpeg2" => 8,
+        _ => {
+            let digits = rest.strip_prefix('p').unwrap_or(rest);
+            match digits.parse::<u32>() {
+                Ok(b) if (8..=16).contains(&b) => b,
+                _ => return Err(unsupported()),
+            }
+        }
+    };
+    Ok((format, bpc))
+}
+
+impl<R: BufRead> Y4mReader<R> {
+    /// Parses the header of a y4m stream; `path` is used in error messages.
+    pub fn new(mut inner: R, path: impl AsRef<Path>) -> Result<Self, Y4mError> {
+        let path = path.as_ref().to_owned();
+        let line = read_line(&mut inner, &path)?.unwrap_or_default();
+        let bad = |reason: String| Y4mError::BadHeader {
+            path: path.clone(),
+            reason,
+        };
+        if !line.starts_with(b"YUV4MPEG2 ") && line.as_slice() != b"YUV4MPEG2\n" {
+            let found = String::from_utf8_lossy(&line[..line.len().min(16)]).into_owned();
+            return Err(Y4mError::NotY4m { path, found });
+        }
+        if line.last() != Some(&b'\n') {
+            return Err(bad("header line is not terminated".into()));
+        }
+        let text = std::str::from_utf8(&line[..line.len() - 1])
+            .map_err(|_| bad("header is not ASCII".into()))?;
+        let (mut width, mut height, mut frame_rate) = (None, None, None);
+        let mut color = ("420jpeg".to_owned(), ChromaFormat::Yuv420, 8);
+        for token in text.split(' ').skip(1).filter(|t| !t.is_empty()) {
+            let (key, value) = token.split_at(1);
+            match key {
+                "W" => {
+                    width = Some(
+                        value
+                            .parse::<usize>()
+                            .map_err(|_| bad(format!("width {value:?}")))?,
+                    )
+                }
+                "H" => {
+                    height = Some(
+                        value
+                            .parse::<usize>()
+                            .map_err(|_| bad(format!("height {value:?}")))?,
+                    )
+                }
+                "F" => {
+                    let (n, d) = value
+                        .split_once(':')
+                        .ok_or_else(|| bad(format!("frame rate {value:?}")))?;
+                    let n = n
+                        .parse()
+                        .map_err(|_| bad(format!("frame rate {value:?}")))?;
+                    let d = d
+                        .parse()
+                        .map_err(|_| bad(format!("frame rate {value:?}")))?;
+                    frame_rate = Some((n, d));
+                }
+                "C" => {
+                    let (f, b) = parse_colorspace(value, &path)?;
+                    color = (value.to_owned(), f, b);
+                }
+                "I" if !matches!(value, "p" | "?" | "") => {
+                    return Err(bad(format!(
+                        "interlaced content (I{value}) is not supported"
+                    )));
+                }
+                _ => {} // A, X and unknown tags carry nothing we need
+            }
+        }
+        let width = width.ok_or_else(|| bad("no width (W) tag".into()))?;
+        let height = height.ok_or_else(|| bad("no height (H) tag".into()))?;
+        if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
+            return Err(bad(format!("frame size {width}x{height} out of range")));
+        }
+        let header = Y4mHeader {
+            width,
+            height,
+            bpc: color.2,
+            format: color.1,
+            frame_rate,
+        };
+        let buf = Vec::with_capacity(header.frame_bytes());
+        Ok(Y4mReader {
+            inner,
+            path,
+            header,
+            frames_read: 0,
+            buf,
+        })
+    }
+
+    pub fn header(&self) -> &Y4mHeader {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of pictures returned so far.
+    pub fn frames_read(&self) -> usize {
+        self.frames_read
+    }
+
+    /// Reads the next picture; `Ok(None)` at the end of the stream.
+    pub fn read_picture(&mut self) -> Result<Option<Picture>, Y4mError> {
+        let frame = self.frames_read;
+        let Some(line) = read_line(&mut self.inner, &self.path)? else {
+            return Ok(None);
+        };
+        if !line.starts_with(b"FRAME") || line.last() != Some(&b'\n') {
+            let found = String::from_utf8_lossy(&line[..line.len().min(16)]).into_owned();
+            return Err(Y4mError::BadFrameHeader {
+                path: self.path.clone(),
+                frame,
+                found,
+            });
+        }
+        let expected = self.header.frame_bytes();
+        self.buf.resize(expected, 0);
+        let mut got = 0;
+        while got < expected {
+            match self.inner.read(&mut self.buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(Y4mError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+        if got < expected {
+            return Err(Y4mError::Truncated {
+                path: self.path.clone(),
+                frame,
+                got,
+                expected,
+            });
+        }
+        let h = &self.header;
+        let mut offset = 0;
+        let mut take_plane = |w: usize, hh: usize| -> Result<PlaneBuf, Y4mError> {
+            let n = w * hh;
+            let data = if h.bpc == 8 {
+                let plane = self.buf[offset..offset + n].to_vec();
+                offset += n;
+                SampleBuf::U8(plane)
+            } else {
+                let bytes = &self.buf[offset..offset + 2 * n];
+                offset += 2 * n;
+                let max = ((1u32 << h.bpc) - 1) as u16;
+                let mut plane = Vec::with_capacity(n);
+                for pair in bytes.chunks_exact(2) {
+                    let v = u16::from_le_bytes([pair[0], pair[1]]);
+                    if v > max {
+                        return Err(Y4mError::SampleRange {
+                            path: self.path.clone(),
+                            frame,
+                            value: v,
+                            bpc: h.bpc,
+                        });
+                    }
+                    plane.push(v);
+                }
+                SampleBuf::U16(plane)
+            };
+            Ok(PlaneBuf {
+                data,
+                width: w,
+                height: hh,
+                bpc: h.bpc,
+            })
+        };
+        let luma = take_plane(h.width, h.height)?;
+        let mut chroma = Vec::new();
+        if let Some((cw, ch)) = h.format.chroma_size(h.width, h.height) {
+            chroma.push(take_plane(cw, ch)?);
+            chroma.push(take_plane(cw, ch)?);
+        }
+        self.frames_read += 1;
+        Ok(Some(Picture {
+            luma,
+            chroma,
+            format: h.format,
+        }))
+    }
+}
+
+impl<R: BufRead> Iterator for Y4mReader<R> {
+    type Item = Result<Picture, Y4mError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.read_picture().transpose()
+    }
+}

@@ -1,0 +1,69 @@
+//! Shared test helpers: locating the libvmaf reference corpus and decompressing its clips.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// `../shared/corpus` beside the repository, or `$VMAFCUDA_CORPUS`.
+pub fn corpus_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("VMAFCUDA_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+}
+
+/// Whether the corpus is present (tests that need it fail loudly when it is not: CI has it).
+pub fn require_corpus() -> PathBuf {
+    let dir = corpus_dir();
+    assert!(
+        dir.join("manifest.json").exists(),
+        "libvmaf reference corpus not found at {} (set VMAFCUDA_CORPUS)",
+        dir.display()
+    );
+    dir
+}
+
+/// Decompresses `<corpus>/<rel>` (a `.y4m.zst`) once into `target/corpus-cache/` and returns the
+/// path of the plain y4m. Safe to call from parallel tests: writes go through a temp file + rename.
+pub fn y4m(rel: &str) -> PathBuf {
+    let src = require_corpus().join(rel);
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/corpus-cache");
+    std::fs::create_dir_all(&cache).expect("create corpus cache");
+    let name = Path::new(rel)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("file name")
+        .trim_end_matches(".zst")
+        .to_owned();
+    let out = cache.join(&name);
+    if out.exists() {
+        return out;
+    }
+    let data = std::fs::read(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+    let plain = zstd::decode_all(&data[..]).expect("zstd decode");
+    let tmp = cache.join(format!("{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, plain).expect("write decompressed clip");
+    std::fs::rename(&tmp, &out).expect("rename decompressed clip");
+    out
+}
+
+/// Reference clip of a pair id (`<ref>__<distortion>`).
+pub fn pair_reference(pair: &str) -> PathBuf {
+    let reference = pair.split("__").next().expect("pair id");
+    y4m(&format!("video/{reference}.y4m.zst"))
+}
+
+/// Distorted clip of a pair id; the `identical` pair uses the reference itself.
+pub fn pair_distorted(pair: &str) -> PathBuf {
+    if pair.ends_with("__identical") {
+        return pair_reference(pair);
+    }
+    y4m(&format!("video/{pair}.y4m.zst"))
+}
+
+/// Parsed libvmaf JSON output.
+pub fn load_json(rel: &str) -> serde_json::Value {
+    let path = require_corpus().join(rel);
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
+}
