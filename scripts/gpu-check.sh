@@ -15,15 +15,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tests=${GPU_CHECK_TESTS:-"cuda_psnr cuda_kernels_fresh"}
+# Where the executables go (several people building different tests at once use different folders).
+bin=${GPU_CHECK_BIN:-.gpu/bin}
 
 build() {
   local manifest=${GPU_CHECK_MANIFEST:-Cargo.toml}
   local args=(--release --no-run --message-format=json --manifest-path "$manifest" --lib)
   for t in $tests; do args+=(--test "$t"); done
-  rm -rf .gpu/bin && mkdir -p .gpu/bin
-  cargo test "${args[@]}" >.gpu/build.json
+  rm -rf "$bin" && mkdir -p "$bin"
+  cargo test "${args[@]}" >"$bin.build.json"
   # One line per test executable: "<target name> <kind> <path>".
-  python3 - .gpu/build.json >.gpu/executables <<'EOF'
+  python3 - "$bin.build.json" >"$bin.executables" <<'EOF'
 import json, sys
 for line in open(sys.argv[1]):
     m = json.loads(line)
@@ -31,12 +33,12 @@ for line in open(sys.argv[1]):
         print(m["target"]["name"], m["target"]["kind"][0], m["executable"])
 EOF
   while read -r name kind exe; do
-    local dst=".gpu/bin/${name}"
-    [[ $kind == lib ]] && dst=".gpu/bin/lib_${name}"
+    local dst="$bin/${name}"
+    [[ $kind == lib ]] && dst="$bin/lib_${name}"
     objcopy --strip-debug "$exe" "$dst"
     echo "$(basename "$dst"): $(du -h "$dst" | cut -f1)"
-  done <.gpu/executables
-  du -sh .gpu/bin
+  done <"$bin.executables"
+  du -sh "$bin"
 }
 
 run() {
@@ -50,7 +52,7 @@ run() {
   } | tee -a "$log"
 
   local rows=()
-  for exe in .gpu/bin/*; do
+  for exe in "$bin"/*; do
     local name filter=()
     name=$(basename "$exe")
     [[ $name == lib_* ]] && filter=(cuda::)
@@ -70,10 +72,10 @@ run() {
 
   # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
   # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins.
-  if [[ -x .gpu/bin/cuda_psnr ]]; then
+  if [[ -x $bin/cuda_psnr ]]; then
     echo "== cuda_psnr with CUDA_FORCE_PTX_JIT=1" >>"$log"
     local rc=0
-    CUDA_FORCE_PTX_JIT=1 timeout 300 .gpu/bin/cuda_psnr --test-threads=1 gpu_psnr_equals >>"$log" 2>&1 || rc=$?
+    CUDA_FORCE_PTX_JIT=1 timeout 300 "$bin/cuda_psnr" --test-threads=1 gpu_psnr_equals >>"$log" 2>&1 || rc=$?
     rows+=("$(printf '%-20s rc=%-3s %s' "PTX JIT only" "$rc" "$(grep -a "^test result:" "$log" | tail -1 | sed 's/; finished.*//')")")
   fi
 
@@ -86,7 +88,7 @@ run() {
     done
   fi
 
-  local sanitizer=/usr/local/cuda/bin/compute-sanitizer psnr_exe=.gpu/bin/cuda_psnr
+  local sanitizer=/usr/local/cuda/bin/compute-sanitizer psnr_exe=$bin/cuda_psnr
   if [[ -x $sanitizer && -x $psnr_exe ]]; then
     echo "== compute-sanitizer memcheck" >>"$log"
     local rc=0
