@@ -16,7 +16,9 @@
 
 #include <stdint.h>
 
-namespace {
+// Named, not anonymous: nvcc names anonymous-namespace symbols after the source path, which
+// would make the image depend on where the repository is checked out.
+namespace psnr {
 
 constexpr unsigned kThreads = 256;  // every kernel here is launched with this block size
 constexpr unsigned kWarps = kThreads / 32;
@@ -100,7 +102,8 @@ __device__ __forceinline__ bool aligned(const void* p, size_t pitch, size_t to) 
     return ((reinterpret_cast<uintptr_t>(p) | pitch) & (to - 1)) == 0;
 }
 
-}  // namespace
+}  // namespace psnr
+using namespace psnr;
 
 extern "C" __global__ void __launch_bounds__(kThreads)
 psnr_sse_u8(const uint8_t* __restrict__ ref, size_t ref_pitch, const uint8_t* __restrict__ dis,

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tests=${GPU_CHECK_TESTS:-"cuda_psnr cuda_kernels_fresh"}
+tests=${GPU_CHECK_TESTS:-"cuda_psnr cuda_kernels_fresh cuda_motion cuda_vif cuda_adm cuda_scorer"}
 # Where the executables go (several people building different tests at once use different folders).
 bin=${GPU_CHECK_BIN:-.gpu/bin}
 
@@ -38,11 +38,18 @@ EOF
     objcopy --strip-debug "$exe" "$dst"
     echo "$(basename "$dst"): $(du -h "$dst" | cut -f1)"
   done <"$bin.executables"
-  du -sh "$bin"
+  # The CLI, for the benchmark (outside $bin: everything in there is run as a test).
+  cargo build --release --manifest-path "$manifest" --bin vmafcuda
+  objcopy --strip-debug "${CARGO_TARGET_DIR:-target}/release/vmafcuda" "$bin.vmafcuda"
+  du -sh "$bin" "$bin.vmafcuda"
+  # The corpus, cut down to fit the device tool's transfer limit.
+  [[ -d .gpu/corpus ]] || scripts/device-corpus.sh .gpu/corpus
 }
 
 run() {
   local out=${OUT:-target/gpu-check}
+  # The reduced corpus travels in .gpu/corpus (scripts/device-corpus.sh).
+  [[ -d .gpu/corpus ]] && export VMAFCUDA_CORPUS=$PWD/.gpu/corpus
   mkdir -p "$out"
   local log="$out/tests.log" summary="$out/summary.txt"
   : >"$log"
@@ -102,12 +109,21 @@ run() {
     rows+=("$(printf '%-20s rc=%-3s %s' "racecheck" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$log" | tail -1)")")
   fi
 
+  if [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]]; then
+    echo "== bench" >>"$log"
+    for bpc in 8 10; do
+      "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \
+        --frames 600 --cpu-frames 16 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
+    done
+  fi
+
   {
     echo
     echo "== GPU check summary"
     printf '%s\n' "${rows[@]}"
     echo "== highlights"
-    grep -aoE "(CUDA driver [0-9].*|PSNR .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|as expected.*|held [0-9].*)" "$log" || true
+    grep -aoE "(CUDA driver [0-9].*|PSNR .*|VIF .*fps.*|ADM .*fps.*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|as expected.*|held [0-9].*)" "$log" || true
+    [[ -f $out/bench.txt ]] && { echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run)"; cat "$out/bench.txt"; }
   } | tee "$summary"
 }
 

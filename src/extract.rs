@@ -54,6 +54,19 @@ impl SpatialExtractors {
         }
     }
 
+    /// Whether scores depend on the previous frame of the session (see
+    /// [`AdmExtractor::carries_state`]).
+    pub fn carries_state(&self) -> bool {
+        self.adm.iter().any(AdmExtractor::carries_state)
+    }
+
+    /// Starts a new libvmaf session (per shot).
+    pub fn new_session(&mut self) {
+        for a in &mut self.adm {
+            a.new_session();
+        }
+    }
+
     /// Computes every spatial feature of one pair. With `split`, ADM and VIF run on two
     /// threads (used when a single frame is pushed; batches parallelise across frames instead).
     pub fn extract(

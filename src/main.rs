@@ -7,9 +7,11 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
+use vmafcuda::bench::{self, BenchSpec};
 use vmafcuda::frame::Picture;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
+use vmafcuda::scorer::BackendRequest;
 use vmafcuda::synth::SynthClip;
 use vmafcuda::y4m::Y4mReader;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
@@ -85,9 +87,16 @@ struct BenchArgs {
     /// Bit depth of the synthetic frames.
     #[arg(long, default_value_t = 8)]
     bpc: u32,
-    /// Backend to measure (cpu; cuda once built).
-    #[arg(long, default_value = "cpu")]
+    /// What to measure: cpu, or cuda (the CPU, then CUDA from host frames and from frames
+    /// already in device memory, with ratios to the CPU).
+    #[arg(long, default_value = "cpu", value_name = "cpu|cuda")]
     backend: String,
+    /// Measurements per figure (the median is printed).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Frames per CPU measurement (default: --frames).
+    #[arg(long)]
+    cpu_frames: Option<usize>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -172,20 +181,12 @@ fn load_model(spec: &str) -> Result<Model, Failure> {
     model.map_err(|e| fail(1, e.to_string()))
 }
 
-/// Picks the backend; CUDA is not part of this build yet.
-fn choose_backend(name: &str, quiet: bool) -> Result<&'static str, Failure> {
+/// Parses `--backend`.
+fn backend_request(name: &str) -> Result<BackendRequest, Failure> {
     match name {
-        "cpu" => Ok("cpu"),
-        "auto" => {
-            if !quiet {
-                eprintln!("vmafcuda: backend auto: no CUDA backend in this build, using the CPU");
-            }
-            Ok("cpu")
-        }
-        "cuda" => Err(fail(
-            1,
-            "--backend cuda: this build has no CUDA backend yet (use --backend cpu or auto)",
-        )),
+        "cpu" => Ok(BackendRequest::Cpu),
+        "auto" => Ok(BackendRequest::Auto),
+        "cuda" => Ok(BackendRequest::Cuda { device: 0 }),
         other => Err(fail(
             2,
             format!("--backend: unknown backend {other:?} (auto, cpu or cuda)"),
@@ -330,7 +331,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         }
     }
     let model = load_model(&args.model)?;
-    let backend = choose_backend(&args.backend, args.quiet)?;
+    let backend = backend_request(&args.backend)?;
     let (mut input, default_shots) = open_input(&args)?;
     let shots = match &args.shots {
         Some(s) => parse_shots(s)?,
@@ -345,7 +346,12 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         },
         ..ScorerConfig::new(model)
     };
-    let mut scorer = Scorer::new(config, input.geometry())?;
+    let mut scorer = Scorer::with_backend(config, input.geometry(), backend)?;
+    if !args.quiet {
+        if let Some(note) = scorer.backend_note() {
+            eprintln!("vmafcuda: backend auto: {note}");
+        }
+    }
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let batch_size = 2 * rayon::current_num_threads();
     let started = Instant::now();
@@ -378,8 +384,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     if scorer.frames_pushed() == 0 {
         return Err(fail(1, "no frames to score (an input is empty)"));
     }
-    let mut report = scorer.finish();
-    report.backend = backend.to_owned();
+    let report = scorer.finish();
     print_summary(&report);
     if let Some(path) = &args.output {
         std::fs::write(path, report.render(format))
@@ -432,69 +437,70 @@ fn parse_size(s: &str) -> Result<(usize, usize), Failure> {
 
 fn bench(args: BenchArgs) -> Result<(), Failure> {
     init_threads(args.threads);
-    if args.backend != "cpu" {
-        return Err(fail(
-            1,
-            format!(
-                "bench --backend {}: only the cpu backend exists in this build",
-                args.backend
-            ),
-        ));
-    }
+    let (cpu, cuda) = match args.backend.as_str() {
+        "cpu" => (true, false),
+        "cuda" | "all" => (true, true),
+        other => {
+            return Err(fail(
+                2,
+                format!("bench --backend: unknown backend {other:?} (cpu, cuda or all)"),
+            ))
+        }
+    };
+    let runs = args.runs.max(1);
     println!(
-        "{:>10} {:>4} {:>7} {:>10} {:>10} {:>9}",
-        "size", "bpc", "threads", "frames", "seconds", "fps"
+        "{:>10} {:>4} {:<12} {:>7} {:>9} {:>10} {:>10}",
+        "size", "bpc", "path", "frames", "ms/frame", "fps", "vs cpu"
     );
     for size in &args.size {
         let (width, height) = parse_size(size)?;
-        let clip = SynthClip {
+        let spec = BenchSpec {
             width,
             height,
             bpc: args.bpc,
             frames: args.frames,
-            cut: args.frames,
         };
-        // Generate a handful of distinct pairs and rotate through them.
-        let distinct = 8.min(args.frames.max(1));
-        let pairs: Vec<_> = (0..distinct).map(|t| clip.pair(t)).collect();
-        let geometry = Geometry {
-            width,
-            height,
-            bpc: args.bpc,
+        let row = |path: &str, frames: usize, fps: f64, cpu_fps: Option<f64>| {
+            let ratio = cpu_fps.map_or("".into(), |c| format!("{:.1}x", fps / c));
+            println!(
+                "{:>10} {:>4} {:<12} {:>7} {:>9.3} {:>10.1} {:>10}",
+                size,
+                args.bpc,
+                path,
+                frames,
+                1000.0 / fps,
+                fps,
+                ratio
+            );
         };
-        let model = Model::builtin("vmaf_v0.6.1").map_err(|e| fail(1, e.to_string()))?;
-        let mut scorer = Scorer::new(
-            ScorerConfig {
-                keep_frames: false,
-                ..ScorerConfig::new(model)
-            },
-            geometry,
-        )?;
-        let batch_size = 2 * rayon::current_num_threads();
-        let started = Instant::now();
-        let mut done = 0;
-        while done < args.frames {
-            let n = batch_size.min(args.frames - done);
-            let views: Vec<_> = (0..n)
-                .map(|i| {
-                    let (r, d) = &pairs[(done + i) % distinct];
-                    (r.view(), d.view())
-                })
-                .collect();
-            scorer.push_batch(&views)?;
-            done += n;
+        let mut cpu_fps = None;
+        if cpu {
+            // The CPU is slow at large sizes: a few frames are enough for a stable figure.
+            let frames = args.cpu_frames.unwrap_or(args.frames).min(args.frames);
+            let fps = median(runs, || {
+                bench::cpu_fps(&BenchSpec { frames, ..spec }).map_err(Failure::from)
+            })?;
+            row("cpu", frames, fps, None);
+            cpu_fps = Some(fps);
         }
-        let _ = scorer.finish();
-        let secs = started.elapsed().as_secs_f64();
-        println!(
-            "{:>10} {:>4} {:>7} {:>10} {:>10.3} {:>9.1}",
-            size,
-            args.bpc,
-            rayon::current_num_threads(),
-            args.frames,
-            secs,
-            args.frames as f64 / secs
-        );
+        if cuda {
+            let fps = median(runs, || bench::cuda_host_fps(&spec).map_err(Failure::from))?;
+            row("cuda host", spec.frames, fps, cpu_fps);
+            let fps = median(runs, || {
+                bench::cuda_device_fps(&spec).map_err(Failure::from)
+            })?;
+            row("cuda device", spec.frames, fps, cpu_fps);
+        }
     }
     Ok(())
+}
+
+/// Median of `runs` measurements.
+fn median(runs: usize, mut f: impl FnMut() -> Result<f64, Failure>) -> Result<f64, Failure> {
+    let mut v = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        v.push(f()?);
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v[v.len() / 2])
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::cuda;
 use crate::error::{Error, Result};
 use crate::extract::{FeaturePlan, SpatialExtractors, SpatialFeatures};
 use crate::frame::{PictureRef, Plane};
@@ -29,6 +30,10 @@ pub struct ScorerConfig {
     /// Keep every frame's result for the final report (the CLI does; a long-running element
     /// may drop them and only keep shot pools).
     pub keep_frames: bool,
+    /// Keep every shot's result for the final report. A scorer that runs for days and hands
+    /// shot results out as they come (the GStreamer element without a results file) turns this
+    /// off so nothing grows with the number of shots.
+    pub keep_shots: bool,
 }
 
 impl ScorerConfig {
@@ -39,6 +44,7 @@ impl ScorerConfig {
             psnr: false,
             shot_starts: Vec::new(),
             keep_frames: true,
+            keep_shots: true,
         }
     }
 }
@@ -49,6 +55,56 @@ pub struct Geometry {
     pub width: usize,
     pub height: usize,
     pub bpc: u32,
+}
+
+/// Where a [`Scorer`] computes its features.
+#[derive(Clone, Debug, Default)]
+pub enum BackendRequest {
+    /// CUDA on device 0 if a driver and a device are there, else the CPU (the reason is kept:
+    /// [`Scorer::backend_note`]).
+    #[default]
+    Auto,
+    Cpu,
+    /// CUDA on the device of this ordinal, in its primary context; an error if unavailable.
+    Cuda {
+        device: i32,
+    },
+    /// CUDA in a context someone else owns (GStreamer, FFmpeg): borrowed, never destroyed.
+    CudaContext(cuda::Context),
+}
+
+/// The backend in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Cpu,
+    Cuda,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+}
+
+/// The GPU side of a CUDA scorer: kernels for the whole run, features rebuilt per shot.
+struct CudaEngine {
+    /// The per-frame feature state and its memory: kept for the whole run (a pool, so a shot
+    /// rebuild costs no allocations) and reset to a fresh session at every shot boundary.
+    /// Rebuilt from scratch only after an error.
+    features: Option<cuda::GpuFeatures>,
+    /// A shot ended: reset the features' session state before the next frame.
+    needs_reset: bool,
+    kernels: cuda::GpuKernels,
+    /// Pinned staging for host frames, kept across shots (see [`cuda::HostStaging`]).
+    staging: cuda::HostStaging,
+}
+
+enum Engine {
+    Cpu,
+    Cuda(Box<CudaEngine>),
 }
 
 /// What `push` hands back: frames completed now, and a shot if one ended.
@@ -70,8 +126,15 @@ pub struct Scorer {
     config: ScorerConfig,
     geometry: Geometry,
     plan: FeaturePlan,
+    engine: Engine,
+    backend_note: Option<String>,
     /// Spare extractor sets for worker threads (one is taken per frame in flight).
     extractors: Mutex<Vec<SpatialExtractors>>,
+    /// For sizes where a frame's ADM depends on the previous frame of the session (libvmaf's
+    /// scratch word, [`SpatialExtractors::carries_state`]): the one extractor set every frame
+    /// goes through, in order, reset at each shot. `None`: frames are independent and spread
+    /// over the pool above.
+    sequential: Option<SpatialExtractors>,
     shot: ShotState,
     next_frame: usize,
     next_start: usize,
@@ -81,7 +144,67 @@ pub struct Scorer {
 }
 
 impl Scorer {
+    /// A scorer on the CPU.
     pub fn new(config: ScorerConfig, geometry: Geometry) -> Result<Self> {
+        Scorer::with_backend(config, geometry, BackendRequest::Cpu)
+    }
+
+    /// A scorer on the requested backend. `Auto` never fails for want of a GPU: it falls back
+    /// to the CPU and records why ([`Scorer::backend_note`]).
+    pub fn with_backend(
+        config: ScorerConfig,
+        geometry: Geometry,
+        request: BackendRequest,
+    ) -> Result<Self> {
+        let mut scorer = Scorer::cpu_scorer(config, geometry)?;
+        let engine = match request {
+            BackendRequest::Cpu => None,
+            BackendRequest::Cuda { device } => Some(
+                cuda_engine(None, device, &scorer.plan)
+                    .map_err(|e| Error::Backend(format!("CUDA device {device}: {e}")))?,
+            ),
+            BackendRequest::CudaContext(ctx) => Some(
+                cuda_engine(Some(ctx), 0, &scorer.plan)
+                    .map_err(|e| Error::Backend(format!("CUDA (borrowed context): {e}")))?,
+            ),
+            BackendRequest::Auto => match cuda_engine(None, 0, &scorer.plan) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    scorer.backend_note = Some(format!("no usable CUDA GPU ({e}): using the CPU"));
+                    None
+                }
+            },
+        };
+        if let Some(engine) = engine {
+            scorer.engine = Engine::Cuda(Box::new(engine));
+            let g = scorer.geometry;
+            scorer.shot.session = Session::scores_only(g.width, g.height, g.bpc);
+        }
+        Ok(scorer)
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> BackendKind {
+        match self.engine {
+            Engine::Cpu => BackendKind::Cpu,
+            Engine::Cuda(_) => BackendKind::Cuda,
+        }
+    }
+
+    /// Why `Auto` chose the CPU, if it did.
+    pub fn backend_note(&self) -> Option<&str> {
+        self.backend_note.as_deref()
+    }
+
+    fn new_session(&self) -> Session {
+        let g = self.geometry;
+        match self.engine {
+            Engine::Cpu => Session::new(g.width, g.height, g.bpc),
+            Engine::Cuda(_) => Session::scores_only(g.width, g.height, g.bpc),
+        }
+    }
+
+    fn cpu_scorer(config: ScorerConfig, geometry: Geometry) -> Result<Self> {
         let Geometry { width, height, bpc } = geometry;
         if !(8..=16).contains(&bpc) {
             return Err(Error::UnsupportedBitDepth(bpc));
@@ -105,9 +228,10 @@ impl Scorer {
             shot_starts: starts,
             ..config
         };
-        Ok(Scorer {
+        let mut scorer = Scorer {
             geometry,
             extractors: Mutex::new(Vec::new()),
+            sequential: None,
             shot: ShotState {
                 index: 0,
                 first_frame: 0,
@@ -115,13 +239,22 @@ impl Scorer {
                 frames: Vec::new(),
             },
             plan,
+            engine: Engine::Cpu,
+            backend_note: None,
             config,
             next_frame: 0,
             next_start: 0,
             frames: Vec::new(),
             shots: Vec::new(),
             started: Instant::now(),
-        })
+        };
+        let first = SpatialExtractors::new(&scorer.plan);
+        if first.carries_state() {
+            scorer.sequential = Some(first);
+        } else if let Ok(mut pool) = scorer.extractors.lock() {
+            pool.push(first);
+        }
+        Ok(scorer)
     }
 
     pub fn geometry(&self) -> Geometry {
@@ -196,16 +329,140 @@ impl Scorer {
         out
     }
 
-    /// Scores one frame pair. ADM and VIF of the pair run on two threads.
+    /// Scores one frame pair. On the CPU, ADM and VIF of the pair run on two threads.
     pub fn push(&mut self, reference: &PictureRef, distorted: &PictureRef) -> Result<Progress> {
         self.check_pair(self.next_frame, reference, distorted)?;
+        if let Engine::Cuda(_) = self.engine {
+            let mut progress = self.begin_frame();
+            let index = self.next_frame;
+            let (features, staging) = self.gpu_features()?;
+            let (spatial, sum) = features
+                .compute_host(staging, reference, distorted)
+                .map_err(|e| Error::Backend(format!("CUDA, frame {index}: {e}")))?;
+            self.end_frame(&mut progress, |session| {
+                session.push_sum(index, sum, spatial)
+            });
+            return Ok(progress);
+        }
+        if self.sequential.is_some() {
+            // The boundary first: the shot's first frame must see a fresh session.
+            let mut progress = self.begin_frame();
+            let index = self.next_frame;
+            let spatial = match self.sequential.as_mut() {
+                Some(ex) => ex.extract(reference, distorted, true),
+                None => return Err(Error::Backend("sequential extractor missing".into())),
+            };
+            let luma = &reference.luma;
+            self.end_frame(&mut progress, |session| session.push(index, luma, spatial));
+            return Ok(progress);
+        }
         let spatial = self.with_extractors(|ex| ex.extract(reference, distorted, true));
         Ok(self.push_spatial(&reference.luma, spatial))
+    }
+
+    /// Scores one pair of pictures in device memory (CUDA backend only), read in place.
+    /// Returns once the GPU has finished reading them.
+    ///
+    /// # Safety
+    /// Every plane is device memory of the scorer's CUDA context, holding its final samples
+    /// and valid until this returns.
+    pub unsafe fn push_device(
+        &mut self,
+        reference: &cuda::DevicePicture,
+        distorted: &cuda::DevicePicture,
+    ) -> Result<Progress> {
+        let Engine::Cuda(_) = self.engine else {
+            return Err(Error::Backend(
+                "device frames need the CUDA backend (this scorer runs on the CPU)".into(),
+            ));
+        };
+        let index = self.next_frame;
+        let g = self.geometry;
+        for (what, p) in [("reference", reference), ("distorted", distorted)] {
+            if (p.luma.width, p.luma.height, p.bpc) != (g.width, g.height, g.bpc) {
+                return Err(Error::FrameGeometry {
+                    frame: index,
+                    what: "size or bit depth",
+                    expected: format!("{}x{} {}-bit", g.width, g.height, g.bpc),
+                    got: format!("{}x{} {}-bit ({what})", p.luma.width, p.luma.height, p.bpc),
+                });
+            }
+        }
+        let mut progress = self.begin_frame();
+        let (features, _) = self.gpu_features()?;
+        // SAFETY: forwarded from this function's contract.
+        let (spatial, sum) = unsafe { features.compute_device(reference, distorted) }
+            .map_err(|e| Error::Backend(format!("CUDA, frame {index}: {e}")))?;
+        self.end_frame(&mut progress, |session| {
+            session.push_sum(index, sum, spatial)
+        });
+        Ok(progress)
+    }
+
+    /// The GPU features of the current shot, built on first use after a boundary.
+    fn gpu_features(&mut self) -> Result<(&mut cuda::GpuFeatures, &mut cuda::HostStaging)> {
+        let Engine::Cuda(engine) = &mut self.engine else {
+            return Err(Error::Backend("not a CUDA scorer".into()));
+        };
+        if engine.features.is_none() {
+            let f = cuda::GpuFeatures::new(&engine.kernels, &self.plan)
+                .map_err(|e| Error::Backend(format!("CUDA session setup: {e}")))?;
+            engine.features = Some(f);
+        }
+        let CudaEngine {
+            features,
+            staging,
+            needs_reset,
+            ..
+        } = &mut **engine;
+        let features = features
+            .as_mut()
+            .ok_or_else(|| Error::Backend("CUDA session missing".into()))?;
+        if *needs_reset {
+            features
+                .reset_session()
+                .map_err(|e| Error::Backend(format!("CUDA session reset: {e}")))?;
+            *needs_reset = false;
+        }
+        Ok((features, staging))
+    }
+
+    /// Ends the shot if the next frame starts one.
+    fn begin_frame(&mut self) -> Progress {
+        let mut progress = Progress::default();
+        if self.config.shot_starts.get(self.next_start) == Some(&self.next_frame) {
+            self.next_start += 1;
+            if let Some(shot) = self.end_shot_inner(&mut progress.frames) {
+                progress.shots.push(shot);
+            }
+        }
+        progress
+    }
+
+    fn end_frame(
+        &mut self,
+        progress: &mut Progress,
+        push: impl FnOnce(&mut Session) -> Vec<FrameFeatures>,
+    ) {
+        self.next_frame += 1;
+        for f in push(&mut self.shot.session) {
+            let r = self.finish_frame(f);
+            progress.frames.push(r);
+        }
     }
 
     /// Scores several consecutive frame pairs, spreading them over the worker threads.
     /// Results are identical to pushing them one by one.
     pub fn push_batch(&mut self, pairs: &[(PictureRef, PictureRef)]) -> Result<Progress> {
+        if matches!(self.engine, Engine::Cuda(_)) || self.sequential.is_some() {
+            let mut progress = Progress::default();
+            for (r, d) in pairs {
+                let p = self.push(r, d)?;
+                progress.frames.extend(p.frames);
+                progress.shots.extend(p.shots);
+            }
+            return Ok(progress);
+        }
         for (i, (r, d)) in pairs.iter().enumerate() {
             self.check_pair(self.next_frame + i, r, d)?;
         }
@@ -223,20 +480,11 @@ impl Scorer {
     }
 
     fn push_spatial(&mut self, reference_luma: &Plane, spatial: SpatialFeatures) -> Progress {
-        let mut progress = Progress::default();
+        let mut progress = self.begin_frame();
         let index = self.next_frame;
-        if self.config.shot_starts.get(self.next_start) == Some(&index) {
-            self.next_start += 1;
-            if let Some(shot) = self.end_shot_inner(&mut progress.frames) {
-                progress.shots.push(shot);
-            }
-        }
-        self.next_frame += 1;
-        let done = self.shot.session.push(index, reference_luma, spatial);
-        for f in done {
-            let r = self.finish_frame(f);
-            progress.frames.push(r);
-        }
+        self.end_frame(&mut progress, |session| {
+            session.push(index, reference_luma, spatial)
+        });
         progress
     }
 
@@ -251,16 +499,24 @@ impl Scorer {
     }
 
     fn end_shot_inner(&mut self, completed: &mut Vec<FrameResult>) -> Option<ShotResult> {
-        let g = self.geometry;
+        if self.shot.session.frame_count() == 0 {
+            self.shot.first_frame = self.next_frame;
+            return None;
+        }
         let fresh = ShotState {
             index: self.shot.index,
             first_frame: self.next_frame,
-            session: Session::new(g.width, g.height, g.bpc),
+            session: self.new_session(),
             frames: Vec::new(),
         };
         let old = std::mem::replace(&mut self.shot, fresh);
-        if old.session.frame_count() == 0 {
-            return None;
+        // The next shot starts a fresh libvmaf session: on the GPU the feature state is reset
+        // (in place, before the next frame), on the CPU the sequential extractor's.
+        if let Engine::Cuda(engine) = &mut self.engine {
+            engine.needs_reset = true;
+        }
+        if let Some(ex) = &mut self.sequential {
+            ex.new_session();
         }
         // finish_frame records into the current shot, which is already the fresh one: move the
         // flushed frames back to the shot they belong to.
@@ -278,7 +534,9 @@ impl Scorer {
             last_frame,
             pooled: Report::pool_frames(&frames),
         };
-        self.shots.push(shot.clone());
+        if self.config.keep_shots {
+            self.shots.push(shot.clone());
+        }
         Some(shot)
     }
 
@@ -351,11 +609,35 @@ impl Scorer {
             width: self.geometry.width,
             height: self.geometry.height,
             bpc: self.geometry.bpc,
-            backend: "cpu".into(),
+            backend: self.backend().name().into(),
             fps,
             frames: self.frames,
             pooled,
             shots: self.shots,
         }
     }
+}
+
+/// Loads the kernels in `ctx` (or device `device`'s primary context) for `plan`. The first
+/// shot's GPU state is built with the first frame.
+fn cuda_engine(
+    ctx: Option<cuda::Context>,
+    device: i32,
+    plan: &FeaturePlan,
+) -> cuda::CudaResult<CudaEngine> {
+    cuda::probe()?;
+    let ctx = match ctx {
+        Some(c) => c,
+        None => cuda::Context::primary(device)?,
+    };
+    let kernels = cuda::GpuKernels::load(&ctx)?;
+    // Build one shot's state now, so an unusable GPU (out of memory, say) shows up here, where
+    // `Auto` can still fall back, rather than at the first frame.
+    let features = cuda::GpuFeatures::new(&kernels, plan)?;
+    Ok(CudaEngine {
+        features: Some(features),
+        needs_reset: false,
+        staging: cuda::HostStaging::new(&ctx),
+        kernels,
+    })
 }

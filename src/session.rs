@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use crate::extract::SpatialFeatures;
-use crate::features::motion::MotionExtractor;
+use crate::features::motion::{MotionExtractor, MotionUpdate};
 use crate::frame::Plane;
 
 /// Every feature of one frame, once its motion is known.
@@ -44,6 +44,16 @@ impl Session {
         }
     }
 
+    /// A session whose motion sums come from elsewhere (the GPU): no host frame buffers. Feed
+    /// it with [`Session::push_sum`].
+    pub fn scores_only(width: usize, height: usize, bpc: u32) -> Self {
+        Session {
+            motion: MotionExtractor::scores_only(width, height, bpc),
+            pending: VecDeque::with_capacity(2),
+            frames: 0,
+        }
+    }
+
     /// Frames pushed into this session so far.
     pub fn frame_count(&self) -> usize {
         self.frames
@@ -58,6 +68,27 @@ impl Session {
         spatial: SpatialFeatures,
     ) -> Vec<FrameFeatures> {
         let update = self.motion.push(reference_luma);
+        self.complete(index, update, spatial)
+    }
+
+    /// Like [`Session::push`] with the frame's motion sum computed elsewhere (`None` for the
+    /// first frame of the session).
+    pub fn push_sum(
+        &mut self,
+        index: usize,
+        motion_sum: Option<u64>,
+        spatial: SpatialFeatures,
+    ) -> Vec<FrameFeatures> {
+        let update = self.motion.push_sum(motion_sum);
+        self.complete(index, update, spatial)
+    }
+
+    fn complete(
+        &mut self,
+        index: usize,
+        update: MotionUpdate,
+        spatial: SpatialFeatures,
+    ) -> Vec<FrameFeatures> {
         self.frames += 1;
         let mut done = Vec::new();
         if let Some((motion2, motion3)) = update.previous {

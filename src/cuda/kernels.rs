@@ -42,8 +42,27 @@ pub const PSNR: KernelImage = KernelImage {
     fatbin: embed!("psnr.fatbin"),
 };
 
+/// `kernels/adm.cu`: `adm_dwt0_u8`, `adm_dwt0_u16`, `adm_mask0_dwt1`, `adm_mask123_dwt23`,
+/// `adm_mask123`, `adm_fill_oob`, `adm_finish`.
+pub const ADM: KernelImage = KernelImage {
+    name: "adm",
+    fatbin: embed!("adm.fatbin"),
+};
+
+/// `kernels/motion.cu`: `motion_sad_u8`, `motion_sad_u16`.
+pub const MOTION: KernelImage = KernelImage {
+    name: "motion",
+    fatbin: embed!("motion.fatbin"),
+};
+
+/// `kernels/vif.cu`: `vif_scale0_u8`, `vif_scale0_u16`, `vif_scale1..3`, `vif_reduce`.
+pub const VIF: KernelImage = KernelImage {
+    name: "vif",
+    fatbin: embed!("vif.fatbin"),
+};
+
 /// Every embedded image.
-pub const ALL: &[KernelImage] = &[PSNR];
+pub const ALL: &[KernelImage] = &[ADM, MOTION, PSNR, VIF];
 
 #[cfg(test)]
 mod tests {

@@ -12,31 +12,39 @@
 //! * [`fault`]: test hook making the n-th allocation, module load, launch or copy fail.
 //! * Kernels are compiled ahead of time ([`kernels`]); [`psnr`] is the first feature on them.
 
+pub mod adm;
 pub mod context;
 pub mod copy;
 pub mod counters;
 pub mod driver;
+pub mod engine;
 pub mod error;
 pub mod event;
 pub mod fault;
 pub mod kernels;
 pub mod memory;
 pub mod module;
+pub mod motion;
 pub mod plane;
 pub mod psnr;
 pub mod stream;
+pub mod vif;
 
+pub use adm::{AdmKernels, GpuAdm};
 pub use context::{Bound, Context, ContextKind};
 pub use counters::{live_resources, LiveResources};
 pub use driver::{probe, DeviceInfo, DriverInfo};
+pub use engine::{DevicePicture, GpuFeatures, GpuKernels, HostStaging};
 pub use error::{CudaError, CudaResult};
 pub use event::Event;
 pub use fault::FaultKind;
 pub use memory::{DeviceBuffer, DeviceRepr, PinnedBuffer};
 pub use module::{arg, Function, LaunchConfig, Module};
+pub use motion::{GpuMotion, MotionKernels};
 pub use plane::{DevicePlane, DevicePlaneBuf};
 pub use psnr::{GpuPsnr, PsnrFrame, PsnrKernels};
 pub use stream::Stream;
+pub use vif::{GpuVif, VifKernels};
 
 /// Raw driver types, for adapters that hand us handles (`CUcontext`, `CUdeviceptr`, ...).
 pub use cudarc::driver::sys;

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use cudarc::driver::sys;
 use rayon::prelude::*;
 
 use crate::features;
@@ -26,7 +27,7 @@ use super::stream::Stream;
 /// Threads per block of every kernel in psnr.cu (its `kThreads`).
 const THREADS: u32 = 256;
 /// Most blocks of the first pass, hence most partial sums for the second (one block) to add.
-const MAX_BLOCKS: u32 = 1024;
+pub(crate) const MAX_BLOCKS: u32 = 1024;
 /// libvmaf sums an 8-bit row in a `uint32_t`; rows wider than this could wrap it (65025 per
 /// sample), which the kernel does not reproduce.
 pub const MAX_WIDTH_8BIT: usize = (u32::MAX / (255 * 255)) as usize;
@@ -53,6 +54,73 @@ impl PsnrKernels {
 
     pub fn module(&self) -> &Module {
         &self.module
+    }
+
+    /// Queues the SSE of one plane pair into `out` (one `u64`), using `partial` (`blocks`
+    /// `u64`s, `blocks` <= [`MAX_BLOCKS`]) as scratch.
+    ///
+    /// # Safety
+    /// Both planes are device memory of the stream's context, valid until the work completes;
+    /// `partial` and `out` are device buffers of the sizes above, not used concurrently.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn enqueue_sse(
+        &self,
+        stream: &Stream,
+        reference: &DevicePlane,
+        distorted: &DevicePlane,
+        bpc: u32,
+        partial: sys::CUdeviceptr,
+        blocks: u32,
+        out: sys::CUdeviceptr,
+    ) -> CudaResult<()> {
+        reference.validate()?;
+        distorted.validate()?;
+        let bps = if bpc == 8 { 1 } else { 2 };
+        if (
+            reference.width,
+            reference.height,
+            reference.bytes_per_sample,
+        ) != (
+            distorted.width,
+            distorted.height,
+            distorted.bytes_per_sample,
+        ) || reference.bytes_per_sample != bps
+        {
+            return Err(CudaError::InvalidArgument(format!(
+                "PSNR planes differ: {reference:?} vs {distorted:?} at {bpc} bits"
+            )));
+        }
+        if bpc == 8 && reference.width > MAX_WIDTH_8BIT {
+            return Err(CudaError::InvalidArgument(format!(
+                "PSNR: 8-bit rows wider than {MAX_WIDTH_8BIT} samples"
+            )));
+        }
+        if blocks == 0 || blocks > MAX_BLOCKS {
+            return Err(CudaError::InvalidArgument(format!("PSNR: {blocks} blocks")));
+        }
+        let (width, height) = (reference.width as u32, reference.height as u32);
+        let args = [
+            arg(&reference.ptr),
+            arg(&reference.pitch),
+            arg(&distorted.ptr),
+            arg(&distorted.pitch),
+            arg(&width),
+            arg(&height),
+            arg(&partial),
+        ];
+        let first = if bpc == 8 {
+            &self.sse_u8
+        } else {
+            &self.sse_u16
+        };
+        // SAFETY: argument types match psnr_sse_*'s signature; buffers per the caller.
+        unsafe { first.launch(stream, LaunchConfig::linear(blocks, THREADS), &args) }?;
+        let args = [arg(&partial), arg(&blocks), arg(&out)];
+        // SAFETY: types match psnr_sum_partials; `partial` written by the launch before.
+        unsafe {
+            self.sum_partials
+                .launch(stream, LaunchConfig::linear(1, THREADS), &args)
+        }
     }
 }
 

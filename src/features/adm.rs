@@ -45,16 +45,18 @@ mod dwt;
 mod masking;
 
 use crate::frame::{Plane, Samples};
+pub(crate) use consts::{cos_1deg_sq, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT};
 use consts::{
-    cos_1deg_sq, div_lookup, rfactor, rfactor_q32, BORDER_FACTOR, CSF0_ADD, CSF0_MUL, CSF0_SHIFT,
-    DLM_WEIGHT, NOISE_WEIGHT, S123_NUM_EXP,
+    div_lookup, rfactor, rfactor_q32, BORDER_FACTOR, CSF0_ADD, CSF0_MUL, CSF0_SHIFT, DLM_WEIGHT,
+    NOISE_WEIGHT, S123_NUM_EXP,
 };
 use decouple::{decouple, decouple_px, DecoupleParams};
 use dwt::{dwt_s123, dwt_scale0, scratch_word, DwtScratch, OutOfBounds};
 use masking::{
-    ceil_u32, contrast_masking, den_s123, den_scale0, round_add, BandK, MaskGeom, MaskScratch,
-    Scale0, Scale123,
+    ceil_u32, contrast_masking, den_s123, den_s123_float, den_scale0, den_scale0_float, round_add,
+    MaskScratch, Scale0, Scale123,
 };
+pub(crate) use masking::{den_k, BandK, MaskGeom};
 
 /// libvmaf's default `adm_enhn_gain_limit` (`vmaf_v0.6.1neg` uses 1.0).
 pub const DEFAULT_ADM_ENHN_GAIN_LIMIT: f64 = 100.0;
@@ -73,6 +75,99 @@ pub struct AdmScores {
     pub aim: f64,
     /// `integer_adm3`
     pub adm3: f64,
+}
+
+/// The integer results of one frame's ADM, before libvmaf converts anything to floating point.
+/// Both the CPU path and the GPU kernels compute exactly these; [`AdmGeometry::scores`] turns
+/// them into [`AdmScores`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdmSums {
+    /// Contrast-masking accumulators (restored part masked by the additive part), per scale
+    /// and band (h, v, d), wrapping like libvmaf's `int64_t`.
+    pub num: [[i64; 3]; 4],
+    /// The same with the roles of the two parts swapped (AIM).
+    pub aim: [[i64; 3]; 4],
+    /// Denominator sums of the reference bands' cubes (rows shifted on the way).
+    pub den: [[u64; 3]; 4],
+}
+
+/// The per-scale constants of one frame size: what the integer stages need, and the final
+/// float conversions shared by the CPU and GPU paths.
+#[derive(Clone, Debug)]
+pub struct AdmGeometry {
+    width: usize,
+    height: usize,
+    scales: Vec<ScaleSetup>,
+}
+
+impl AdmGeometry {
+    /// Constants for `width` x `height` pictures of `bpc` bits (at least 18x18, 8..=16 bits).
+    pub fn new(width: usize, height: usize, bpc: u32) -> AdmGeometry {
+        let mut scales = Vec::with_capacity(4);
+        let (mut in_w, mut in_h) = (width, height);
+        for s in 0..4 {
+            let (w, h) = (in_w.div_ceil(2), in_h.div_ceil(2));
+            scales.push(ScaleSetup::new(s, w, h, in_w, in_h, bpc));
+            (in_w, in_h) = (w, h);
+        }
+        AdmGeometry {
+            width,
+            height,
+            scales,
+        }
+    }
+
+    /// The four scales' constants.
+    pub(crate) fn scales(&self) -> &[ScaleSetup] {
+        &self.scales
+    }
+
+    /// libvmaf's float conversions of one frame's integer sums: the numerators' and
+    /// denominators' cube roots per scale, then adm2, the per-scale ratios, aim and adm3.
+    pub fn scores(&self, sums: &AdmSums) -> AdmScores {
+        let mut nums = [0f32; 4];
+        let mut dens = [0f32; 4];
+        let mut aims = [0f32; 4];
+        for (scale, s) in self.scales.iter().enumerate() {
+            nums[scale] = s.numerator(scale, sums.num[scale], true);
+            aims[scale] = s.numerator(scale, sums.aim[scale], false);
+            dens[scale] = if scale == 0 {
+                den_scale0_float(sums.den[0], s.geom.cm, s.rf)
+            } else {
+                den_s123_float(scale, sums.den[scale], s.geom.cm, s.rf)
+            };
+        }
+
+        let mut num = 0f64;
+        let mut den = 0f64;
+        let mut aim_num = 0f64;
+        for s in 0..4 {
+            num += nums[s] as f64;
+            den += dens[s] as f64;
+            aim_num += aims[s] as f64;
+        }
+        let limit = 1e-10 * (self.width * self.height) as f64 / (1920.0 * 1080.0);
+        if num < limit {
+            num = 0.0;
+        }
+        if den < limit {
+            den = 0.0;
+        }
+        // den is at least the noise floor terms, so it is never 0 for supported sizes; libvmaf
+        // would leave aim uninitialised there.
+        let (adm2, aim) = if den == 0.0 {
+            (1.0, 0.0)
+        } else {
+            (num / den, aim_num / den)
+        };
+        let adm3 = adm2 * DLM_WEIGHT + (1.0 - aim) * (1.0 - DLM_WEIGHT);
+        AdmScores {
+            adm2,
+            scale: std::array::from_fn(|s| nums[s] as f64 / dens[s] as f64),
+            aim,
+            adm3: if adm3 > 0.0 { adm3 } else { 0.0 },
+        }
+    }
 }
 
 /// Band coefficient type: i16 at scale 0, i32 at scales 1..3.
@@ -170,11 +265,11 @@ impl<T: Copy + Default> Bands<T> {
 
 /// Half-open rectangle of band coordinates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Rect {
-    x0: usize,
-    x1: usize,
-    y0: usize,
-    y1: usize,
+pub(crate) struct Rect {
+    pub(crate) x0: usize,
+    pub(crate) x1: usize,
+    pub(crate) y0: usize,
+    pub(crate) y1: usize,
 }
 
 /// libvmaf's `(int)(n * ADM_BORDER_FACTOR - 0.5 - extra)`.
@@ -197,7 +292,7 @@ fn score_rect(w: usize, h: usize) -> Rect {
 }
 
 /// The region libvmaf's decouple and CSF steps write (`score_rect` plus filter margins).
-fn c_decouple_rect(w: usize, h: usize) -> Rect {
+pub(crate) fn c_decouple_rect(w: usize, h: usize) -> Rect {
     let side = |n: usize| {
         let lo = border(n, 1.0);
         let hi = n as i64 - lo + 2;
@@ -210,24 +305,24 @@ fn c_decouple_rect(w: usize, h: usize) -> Rect {
 
 /// Per-scale constants.
 #[derive(Clone, Debug)]
-struct ScaleSetup {
-    w: usize,
-    h: usize,
-    geom: MaskGeom,
-    k: [BandK; 3],
+pub(crate) struct ScaleSetup {
+    pub(crate) w: usize,
+    pub(crate) h: usize,
+    pub(crate) geom: MaskGeom,
+    pub(crate) k: [BandK; 3],
     /// Exponents turning the numerator accumulators into floats.
-    num_exp: [u32; 3],
+    pub(crate) num_exp: [u32; 3],
     /// rfactor (float 1/Q) for the denominator.
-    rf: [f32; 3],
+    pub(crate) rf: [f32; 3],
     /// Whether this scale's DWT reads row / column -1 of its input (inputs 3..4 long).
-    oob_rows: bool,
+    pub(crate) oob_rows: bool,
     /// Columns of libvmaf's AVX-512 decouple loop.
-    decouple_simd: (usize, usize),
+    pub(crate) decouple_simd: (usize, usize),
     /// Width of this scale's DWT input.
-    in_w: usize,
+    pub(crate) in_w: usize,
     /// Whether libvmaf's AVX-512 horizontal DWT computes this scale's last output column
     /// without mirroring (see `dwt::apply_tail`).
-    dwt_tail: bool,
+    pub(crate) dwt_tail: bool,
 }
 
 impl ScaleSetup {
@@ -357,7 +452,7 @@ pub struct AdmExtractor {
     height: usize,
     bpc: u32,
     gain_limit: f64,
-    scales: Vec<ScaleSetup>,
+    geometry: AdmGeometry,
     cos_1deg_sq: f64,
     ref0: Bands<i16>,
     dis0: Bands<i16>,
@@ -379,6 +474,18 @@ pub struct AdmExtractor {
 }
 
 impl AdmExtractor {
+    /// Whether a frame's scores depend on the previous frame of the session (libvmaf's DWT
+    /// scratch word, see the module docs): then frames of one session must go through one
+    /// extractor in order, and a new session needs [`AdmExtractor::new_session`].
+    pub fn carries_state(&self) -> bool {
+        self.geometry.scales[0].dwt_tail
+    }
+
+    /// Starts a new libvmaf session: forgets the previous frame's scratch word.
+    pub fn new_session(&mut self) {
+        self.prev_word = 0;
+    }
+
     /// An extractor for `width` x `height` pictures of `bpc` bits (8..=16).
     ///
     /// Panics if the size is below 18x18 (libvmaf crashes there; callers reject such input
@@ -389,13 +496,8 @@ impl AdmExtractor {
             "ADM needs at least {MIN_DIMENSION}x{MIN_DIMENSION} pixels, got {width}x{height}"
         );
         assert!((8..=16).contains(&bpc), "unsupported bit depth {bpc}");
-        let mut scales = Vec::with_capacity(4);
-        let (mut in_w, mut in_h) = (width, height);
-        for s in 0..4 {
-            let (w, h) = (in_w.div_ceil(2), in_h.div_ceil(2));
-            scales.push(ScaleSetup::new(s, w, h, in_w, in_h, bpc));
-            (in_w, in_h) = (w, h);
-        }
+        let geometry = AdmGeometry::new(width, height, bpc);
+        let scales = &geometry.scales;
         let (w0, h0) = (scales[0].w, scales[0].h);
         let (w1, h1) = (scales[1].w, scales[1].h);
         let mk16 = || Band::<i16>::new(w0, h0);
@@ -419,7 +521,7 @@ impl AdmExtractor {
             oob_ref: vec![0; w0],
             oob_dis: vec![0; w0],
             prev_word: 0,
-            scales,
+            geometry,
         }
     }
 
@@ -452,8 +554,20 @@ impl AdmExtractor {
         self.extract_impl(reference, distorted)
     }
 
-    #[inline(always)]
-    fn extract_impl(&mut self, reference: &Plane, distorted: &Plane) -> AdmScores {
+    /// The integer sums of one pair (before the float conversions), advancing the extractor's
+    /// state like [`extract`](Self::extract). For checking other implementations of the stages.
+    #[doc(hidden)]
+    pub fn extract_sums(&mut self, reference: &Plane, distorted: &Plane) -> AdmSums {
+        self.check_planes(reference, distorted);
+        self.integer_sums(reference, distorted)
+    }
+
+    /// The frame size constants of this extractor.
+    pub fn geometry(&self) -> &AdmGeometry {
+        &self.geometry
+    }
+
+    fn check_planes(&self, reference: &Plane, distorted: &Plane) {
         for p in [reference, distorted] {
             assert!(
                 p.width == self.width && p.height == self.height && p.bpc == self.bpc,
@@ -466,12 +580,22 @@ impl AdmExtractor {
                 p.bpc
             );
         }
-        let mut nums = [0f32; 4];
-        let mut dens = [0f32; 4];
-        let mut aims = [0f32; 4];
+    }
+
+    #[inline(always)]
+    fn extract_impl(&mut self, reference: &Plane, distorted: &Plane) -> AdmScores {
+        self.check_planes(reference, distorted);
+        let sums = self.integer_sums(reference, distorted);
+        self.geometry.scores(&sums)
+    }
+
+    /// Every integer quantity of one frame (see [`AdmSums`]).
+    #[inline(always)]
+    fn integer_sums(&mut self, reference: &Plane, distorted: &Plane) -> AdmSums {
+        let mut sums = AdmSums::default();
 
         // Scale 0.
-        let tail0 = self.scales[0].dwt_tail.then(|| {
+        let tail0 = self.geometry.scales[0].dwt_tail.then(|| {
             let w = self.prev_word as u32;
             [w as u16 as i16, (w >> 16) as u16 as i16]
         });
@@ -485,7 +609,7 @@ impl AdmExtractor {
             gain_limit: self.gain_limit,
         };
         {
-            let s = &self.scales[0];
+            let s = &self.geometry.scales[0];
             for b in self.r16.iter_mut().chain(self.a16.iter_mut()) {
                 b.reshape(s.w, s.h);
             }
@@ -498,15 +622,13 @@ impl AdmExtractor {
                 &mut self.r16,
                 &mut self.a16,
             );
-            dens[0] = den_scale0(self.ref0.hvd(), s.geom.cm, s.rf);
+            sums.den[0] = den_scale0(self.ref0.hvd(), s.geom.cm);
             let r = [&self.r16[0], &self.r16[1], &self.r16[2]];
             let a = [&self.a16[0], &self.a16[1], &self.a16[2]];
-            let acc = contrast_masking::<Scale0>(r, a, &s.geom, &s.k, &mut self.mask);
-            nums[0] = s.numerator(0, acc, true);
-            let acc = contrast_masking::<Scale0>(a, r, &s.geom, &s.k, &mut self.mask);
-            aims[0] = s.numerator(0, acc, false);
+            sums.num[0] = contrast_masking::<Scale0>(r, a, &s.geom, &s.k, &mut self.mask);
+            sums.aim[0] = contrast_masking::<Scale0>(a, r, &s.geom, &s.k, &mut self.mask);
         }
-        if self.scales[1..].iter().any(|s| s.oob_rows) {
+        if self.geometry.scales[1..].iter().any(|s| s.oob_rows) {
             self.fill_oob_rows(&params);
         }
 
@@ -522,8 +644,8 @@ impl AdmExtractor {
             let (done, rest) = self.ref123.split_at_mut(scale - 1);
             let (done_d, rest_d) = self.dis123.split_at_mut(scale - 1);
             let out = [&mut rest[0], &mut rest_d[0]];
-            let t = self.scales[scale].dwt_tail.then_some(tail);
-            let detail = self.scales[scale].geom.grown;
+            let t = self.geometry.scales[scale].dwt_tail.then_some(tail);
+            let detail = self.geometry.scales[scale].geom.grown;
             if scale == 1 {
                 let inp = [&self.ref0.a, &self.dis0.a];
                 dwt_s123(scale, inp, out, &oob, t, detail, &mut self.dwt);
@@ -531,9 +653,9 @@ impl AdmExtractor {
                 let inp = [&done[scale - 2].a, &done_d[scale - 2].a];
                 dwt_s123(scale, inp, out, &oob, t, detail, &mut self.dwt);
             }
-            let s = &self.scales[scale];
+            let s = &self.geometry.scales[scale];
             if scale < 3 {
-                let x = 4 * self.scales[scale + 1].in_w;
+                let x = 4 * self.geometry.scales[scale + 1].in_w;
                 tail = [
                     scratch_word(&self.dwt, s.in_w, x),
                     scratch_word(&self.dwt, s.in_w, x + 1),
@@ -555,46 +677,15 @@ impl AdmExtractor {
                 &mut self.r32,
                 &mut self.a32,
             );
-            dens[scale] = den_s123(scale, rb.hvd(), s.geom.cm, s.rf);
+            sums.den[scale] = den_s123(scale, rb.hvd(), s.geom.cm);
             let r = [&self.r32[0], &self.r32[1], &self.r32[2]];
             let a = [&self.a32[0], &self.a32[1], &self.a32[2]];
-            let acc = contrast_masking::<Scale123>(r, a, &s.geom, &s.k, &mut self.mask);
-            nums[scale] = s.numerator(scale, acc, true);
-            let acc = contrast_masking::<Scale123>(a, r, &s.geom, &s.k, &mut self.mask);
-            aims[scale] = s.numerator(scale, acc, false);
+            sums.num[scale] = contrast_masking::<Scale123>(r, a, &s.geom, &s.k, &mut self.mask);
+            sums.aim[scale] = contrast_masking::<Scale123>(a, r, &s.geom, &s.k, &mut self.mask);
         }
 
         self.prev_word = word_w;
-
-        let mut num = 0f64;
-        let mut den = 0f64;
-        let mut aim_num = 0f64;
-        for s in 0..4 {
-            num += nums[s] as f64;
-            den += dens[s] as f64;
-            aim_num += aims[s] as f64;
-        }
-        let limit = 1e-10 * (self.width * self.height) as f64 / (1920.0 * 1080.0);
-        if num < limit {
-            num = 0.0;
-        }
-        if den < limit {
-            den = 0.0;
-        }
-        // den is at least the noise floor terms, so it is never 0 for supported sizes; libvmaf
-        // would leave aim uninitialised there.
-        let (adm2, aim) = if den == 0.0 {
-            (1.0, 0.0)
-        } else {
-            (num / den, aim_num / den)
-        };
-        let adm3 = adm2 * DLM_WEIGHT + (1.0 - aim) * (1.0 - DLM_WEIGHT);
-        AdmScores {
-            adm2,
-            scale: std::array::from_fn(|s| nums[s] as f64 / dens[s] as f64),
-            aim,
-            adm3: if adm3 > 0.0 { adm3 } else { 0.0 },
-        }
+        sums
     }
 
     #[inline(always)]
@@ -605,7 +696,7 @@ impl AdmExtractor {
             &mut self.dis0
         };
         let (w, h, stride) = (p.width, p.height, p.stride);
-        let detail = self.scales[0].geom.grown;
+        let detail = self.geometry.scales[0].geom.grown;
         match p.samples {
             Samples::U8(s) => dwt_scale0(
                 |y| &s[y * stride..y * stride + w],
@@ -635,7 +726,7 @@ impl AdmExtractor {
     /// row -1 is the tail of the scale-0 AIM CSF d band (pairs of int16 read as one int32) and
     /// the distorted's is a band row nothing ever writes (zero-initialised memory).
     fn fill_oob_rows(&mut self, params: &DecoupleParams) {
-        let s0 = &self.scales[0];
+        let s0 = &self.geometry.scales[0];
         let (w0, h0) = (s0.w, s0.h);
         let csf_rect = c_decouple_rect(w0, h0);
         let row = h0 - 2;

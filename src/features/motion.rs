@@ -125,15 +125,48 @@ impl MotionExtractor {
             self.height,
             self.bpc
         );
-        let index = self.frames;
         // Either way, the stored previous luma becomes this frame's.
-        let sad = if index == 0 {
+        let sum = if self.frames == 0 {
             self.store_prev(reference);
-            0.0
+            None
         } else {
-            let sum = self.sad_sum(reference);
-            let pixels = (self.width * self.height) as f64;
-            min(sum as f64 / 256.0 / pixels, MOTION_MAX_VAL)
+            Some(self.sad_sum(reference))
+        };
+        self.advance(sum)
+    }
+
+    /// Temporal state only, for frames whose sad sum is computed elsewhere (the GPU): no
+    /// previous-frame buffers. Feed it with [`MotionExtractor::push_sum`] only.
+    pub fn scores_only(width: usize, height: usize, bpc: u32) -> Self {
+        MotionExtractor {
+            width,
+            height,
+            bpc,
+            prev: PrevLuma::U8(Vec::new()),
+            frames: 0,
+            last_sad: 0.0,
+            diff: DiffRows::Narrow(std::array::from_fn(|_| Vec::new())),
+            y_row: Vec::new(),
+        }
+    }
+
+    /// Like [`MotionExtractor::push`] for a frame whose integer sum of |blurred difference|
+    /// to the previous frame was computed elsewhere (`None` for a session's first frame).
+    pub fn push_sum(&mut self, sum: Option<u64>) -> MotionUpdate {
+        self.advance(if self.frames == 0 { None } else { sum })
+    }
+
+    /// libvmaf's sad score of a frame from its integer sum.
+    pub fn sad_from_sum(sum: u64, width: usize, height: usize) -> f64 {
+        let pixels = (width * height) as f64;
+        min(sum as f64 / 256.0 / pixels, MOTION_MAX_VAL)
+    }
+
+    fn advance(&mut self, sum: Option<u64>) -> MotionUpdate {
+        let index = self.frames;
+        let sad = match sum {
+            Some(sum) if index > 0 => Self::sad_from_sum(sum, self.width, self.height),
+            _ => 0.0,
         };
 
         let previous = match index {

@@ -69,12 +69,13 @@ pub struct VifScores {
 /// libvmaf's `log2_table`, indexed by a 16-bit mantissa with its top bit set (32768..65536):
 /// `round(log2f(i) * 2048)`. Entries below 32768 are 0 (libvmaf also fills 32767, which no
 /// lookup reaches); the vector code points masked-off lanes at entry 0.
-type Log2Table = [u16; 65536];
+pub type Log2Table = [u16; 65536];
 
 /// libvmaf rounds the *single precision* logarithm: 38 entries differ from rounding the exact
 /// value. `log2f` is evaluated as the correctly rounded `f32` of the `f64` logarithm, which
-/// equals glibc's `log2f` on every entry (see the tests).
-fn log2_table() -> &'static Log2Table {
+/// equals glibc's `log2f` on every entry (see the tests). Public so that the GPU path uploads
+/// this very table.
+pub fn log2_table() -> &'static Log2Table {
     static TABLE: OnceLock<Box<Log2Table>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t = Box::new([0u16; 65536]);
@@ -86,20 +87,21 @@ fn log2_table() -> &'static Log2Table {
     })
 }
 
-/// Integer sums of one scale; libvmaf's `accum_*` variables.
+/// Integer sums of one scale; libvmaf's `accum_*` variables. Integers, so the order in which
+/// pixels are summed (CPU blocks, GPU thread blocks) does not change them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Accum {
-    num_log: i64,
-    den_log: i64,
-    num_non_log: i64,
-    den_non_log: i64,
+pub struct VifSums {
+    pub num_log: i64,
+    pub den_log: i64,
+    pub num_non_log: i64,
+    pub den_non_log: i64,
 }
 
 /// `65536 * 1.0e-10`, libvmaf's guard against a zero `sigma1_sq` in the gain.
 const EPS: f64 = 65536.0 * 1.0e-10;
 
-impl Accum {
-    fn merge(&mut self, o: &Accum) {
+impl VifSums {
+    fn merge(&mut self, o: &VifSums) {
         self.num_log += o.num_log;
         self.den_log += o.den_log;
         self.num_non_log += o.num_non_log;
@@ -107,11 +109,19 @@ impl Accum {
     }
 
     /// `num / den` of the scale, through libvmaf's `float` num and den.
-    fn score(&self) -> f64 {
+    pub fn score(&self) -> f64 {
         let num = self.num_log as f64 / 2048.0
             + (self.den_non_log as f64 - (self.num_non_log as f64 / 16384.0) / 65025.0);
         let den = self.den_log as f64 / 2048.0 + self.den_non_log as f64;
         f64::from(num as f32 / den as f32)
+    }
+}
+
+/// The scores of a frame from the integer sums of its four scales: the one conversion that
+/// both the CPU extractor and the GPU path (`cuda::vif`) use, so their doubles are identical.
+pub fn scores_from_sums(sums: &[VifSums; 4]) -> VifScores {
+    VifScores {
+        scale: sums.map(|s| s.score()),
     }
 }
 
@@ -173,7 +183,7 @@ fn block_stats<I: Isa>(
     index: &mut [[u64; BLOCK]; 3],
     table: &Log2Table,
     gain_limit: f64,
-) -> Accum {
+) -> VifSums {
     let n = s1.len().min(BLOCK);
     let (s1, s2, s12) = (&s1[..n], &s2[..n], &s12[..n]);
     let [idx_d, idx_1, idx_2] = index;
@@ -220,7 +230,7 @@ fn block_stats<I: Isa>(
         den_log += look(idx_d[j]);
         num_log += look(idx_2[j]) - look(idx_1[j]);
     }
-    Accum {
+    VifSums {
         num_log,
         den_log,
         num_non_log: non_log_sum,
@@ -525,7 +535,7 @@ fn horizontal_stats<I: Isa, const N: usize>(
     filt: &[u16; N],
     table: &Log2Table,
     gain_limit: f64,
-    acc: &mut Accum,
+    acc: &mut VifSums,
 ) {
     let half = N / 2;
     m.pad(w, half);
@@ -665,13 +675,13 @@ fn scale_stats_wide<I: Isa, T: Copy + Into<u32>, const N: usize>(
     moments: &mut Moments,
     table: &Log2Table,
     gain_limit: f64,
-) -> f64 {
-    let mut acc = Accum::default();
+) -> VifSums {
+    let mut acc = VifSums::default();
     for i in 0..r.h {
         vertical_moments_wide(r, d, i, filt, shifts, moments);
         horizontal_stats::<I, N>(moments, r.w, filt, table, gain_limit, &mut acc);
     }
-    acc.score()
+    acc
 }
 
 /// Integer VIF of libvmaf for one picture size and depth; owns its scratch buffers.
@@ -766,17 +776,17 @@ impl VifExtractor {
                 p.bpc
             );
         }
-        let mut scores = [0f64; 4];
+        let mut sums = [VifSums::default(); 4];
         match (reference.samples, distorted.samples) {
             (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
                 let (r, d) = (img(reference, r), img(distorted, d));
-                scores[0] = self.scale0_8::<I>(r, d);
+                sums[0] = self.scale0_8::<I>(r, d);
                 self.decimate_scale0([r, d]);
             }
             (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
                 let src = [img(reference, r), img(distorted, d)];
                 let shifts = (self.bpc, 2 * (self.bpc - 8));
-                scores[0] = scale_stats_wide::<I, _, 17>(
+                sums[0] = scale_stats_wide::<I, _, 17>(
                     src,
                     &FILTER_0,
                     shifts,
@@ -793,8 +803,7 @@ impl VifExtractor {
         }
         let (moments, table, gain) = (&mut self.moments, self.table, self.gain_limit);
         let [l1, l2, l3] = &mut self.levels;
-        scores[1] =
-            scale_stats_wide::<I, _, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
+        sums[1] = scale_stats_wide::<I, _, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
         decimate(
             l1.imgs(),
@@ -804,8 +813,7 @@ impl VifExtractor {
             acc,
             [&mut l2.r, &mut l2.d],
         );
-        scores[2] =
-            scale_stats_wide::<I, _, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
+        sums[2] = scale_stats_wide::<I, _, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
         decimate(
             l2.imgs(),
@@ -815,14 +823,13 @@ impl VifExtractor {
             acc,
             [&mut l3.r, &mut l3.d],
         );
-        scores[3] =
-            scale_stats_wide::<I, _, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
-        VifScores { scale: scores }
+        sums[3] = scale_stats_wide::<I, _, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
+        scores_from_sums(&sums)
     }
 
     #[inline(always)]
-    fn scale0_8<I: Isa>(&mut self, r: Img<u8>, d: Img<u8>) -> f64 {
-        let mut acc = Accum::default();
+    fn scale0_8<I: Isa>(&mut self, r: Img<u8>, d: Img<u8>) -> VifSums {
+        let mut acc = VifSums::default();
         for i in 0..r.h {
             vertical_moments_8(r, d, i, &mut self.moments);
             horizontal_stats::<I, 17>(
@@ -834,7 +841,7 @@ impl VifExtractor {
                 &mut acc,
             );
         }
-        acc.score()
+        acc
     }
 
     #[inline(always)]
@@ -873,7 +880,7 @@ mod tests {
     /// The per-pixel statistic written as libvmaf's scalar loop: the reference for
     /// [`block_stats`], which computes the same branch-free.
     fn scalar_statistic(
-        acc: &mut Accum,
+        acc: &mut VifSums,
         table: &Log2Table,
         gain_limit: f64,
         s1: i32,
@@ -948,7 +955,7 @@ mod tests {
             }
             let n = 1 + round % BLOCK;
             for gain in [1.0, 1.3, DEFAULT_VIF_ENHN_GAIN_LIMIT] {
-                let mut want = Accum::default();
+                let mut want = VifSums::default();
                 for j in 0..n {
                     scalar_statistic(&mut want, table, gain, s1[j], s2[j], s12[j]);
                 }

@@ -40,7 +40,10 @@ pub fn y4m(rel: &str) -> PathBuf {
     }
     let data = std::fs::read(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
     let plain = zstd::decode_all(&data[..]).expect("zstd decode");
-    let tmp = cache.join(format!("{name}.{}.tmp", std::process::id()));
+    // Unique per process and thread: parallel tests may decompress the same clip at once.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache.join(format!("{name}.{}.{n}.tmp", std::process::id()));
     std::fs::write(&tmp, plain).expect("write decompressed clip");
     std::fs::rename(&tmp, &out).expect("rename decompressed clip");
     out

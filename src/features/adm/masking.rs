@@ -15,17 +15,17 @@ use super::{Band, Coef, Rect};
 
 /// Per-band (theta) constants of the masking step at one scale.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct BandK {
+pub(crate) struct BandK {
     /// CSF multiplier (scale 0: Q15/Q17 integer; scales 1..3: Q32).
-    pub mul: i64,
-    pub csf_add: i64,
-    pub csf_shift: u32,
+    pub(crate) mul: i64,
+    pub(crate) csf_add: i64,
+    pub(crate) csf_shift: u32,
     /// Left shift of the threshold before subtracting it (scale 0 only).
-    pub thr_shift: u32,
-    pub sq_add: i64,
-    pub sq_shift: u32,
-    pub cub_add: i64,
-    pub cub_shift: u32,
+    pub(crate) thr_shift: u32,
+    pub(crate) sq_add: i64,
+    pub(crate) sq_shift: u32,
+    pub(crate) cub_add: i64,
+    pub(crate) cub_shift: u32,
 }
 
 /// Arithmetic that differs between scale 0 (16-bit bands) and scales 1..3 (32-bit bands).
@@ -161,18 +161,18 @@ fn cube_row(k: &BandK, xs: impl Iterator<Item = i32> + Clone) -> i64 {
 
 /// Geometry of the masking step at one scale.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct MaskGeom {
-    pub w: usize,
-    pub h: usize,
+pub(crate) struct MaskGeom {
+    pub(crate) w: usize,
+    pub(crate) h: usize,
     /// The region the score covers.
-    pub cm: Rect,
+    pub(crate) cm: Rect,
     /// `cm` grown by one pixel (clamped): where the masker is needed.
-    pub grown: Rect,
+    pub(crate) grown: Rect,
     /// Rows and columns where libvmaf's SIMD code computes the centre term without the
     /// `int16_t` truncation of its scalar code (scale 0 only; empty otherwise).
-    pub simd: Rect,
-    pub inner_add: i64,
-    pub inner_shift: u32,
+    pub(crate) simd: Rect,
+    pub(crate) inner_add: i64,
+    pub(crate) inner_shift: u32,
 }
 
 /// Scratch of the masking step (sized for the widest band).
@@ -347,15 +347,51 @@ pub(super) fn round_add(shift: u32) -> i64 {
     }
 }
 
-/// Scale-0 denominator: sum over the region of |ref|^3 per band, rows shifted on the way.
+/// Rounding of the denominator's per-pixel cube and per-row sum at one scale.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DenK {
+    /// Scales 1..3: `(a * a + sq_add) >> sq_shift`, then `(sq * a + cub_add) >> cub_shift`
+    /// (scale 0 cubes exactly and leaves these at 0).
+    pub(crate) sq_add: u64,
+    pub(crate) sq_shift: u32,
+    pub(crate) cub_add: u64,
+    pub(crate) cub_shift: u32,
+    /// Each row's sum becomes `(row + row_add) >> row_shift` before rows are added.
+    pub(crate) row_add: u64,
+    pub(crate) row_shift: u32,
+}
+
+/// The denominator's rounding constants of `scale` over the score region `rect`.
+pub(crate) fn den_k(scale: usize, rect: Rect) -> DenK {
+    if scale == 0 {
+        let area = ((rect.y1 - rect.y0) * (rect.x1 - rect.x0)) as i64;
+        let shift = ((area as f64).log2() - 20.0).ceil() as i32;
+        let shift = shift.max(0) as u32;
+        DenK {
+            row_add: if shift > 0 { 1 << (shift - 1) } else { 0 },
+            row_shift: shift,
+            ..DenK::default()
+        }
+    } else {
+        let sq_shift = S123_DEN_SQ_SHIFT[scale - 1];
+        let cub_shift = ceil_u32(((rect.x1 - rect.x0) as f64).log2());
+        let row_shift = ceil_u32(((rect.y1 - rect.y0) as f64).log2());
+        DenK {
+            sq_add: 1u64 << sq_shift,
+            sq_shift,
+            cub_add: round_add(cub_shift) as u64,
+            cub_shift,
+            row_add: round_add(row_shift) as u64,
+            row_shift,
+        }
+    }
+}
+
+/// Scale-0 denominator sums: over the region, |ref|^3 per band, rows shifted on the way.
 #[inline(always)]
-pub(super) fn den_scale0(bands: [&Band<i16>; 3], rect: Rect, rf: [f32; 3]) -> f32 {
-    let area = ((rect.y1 - rect.y0) * (rect.x1 - rect.x0)) as i64;
-    let shift = ((area as f64).log2() - 20.0).ceil() as i32;
-    let shift = shift.max(0) as u32;
-    let add: u64 = if shift > 0 { 1 << (shift - 1) } else { 0 };
-    let mut out = 0f32;
-    let sums = bands.map(|b| {
+pub(super) fn den_scale0(bands: [&Band<i16>; 3], rect: Rect) -> [u64; 3] {
+    let dk = den_k(0, rect);
+    bands.map(|b| {
         let mut acc = 0u64;
         for i in rect.y0..rect.y1 {
             let mut inner = 0u64;
@@ -363,12 +399,19 @@ pub(super) fn den_scale0(bands: [&Band<i16>; 3], rect: Rect, rf: [f32; 3]) -> f3
                 let a = (v as i32).unsigned_abs() as u64;
                 inner = inner.wrapping_add(a * a * a);
             }
-            acc = acc.wrapping_add(inner.wrapping_add(add) >> shift);
+            acc = acc.wrapping_add(inner.wrapping_add(dk.row_add) >> dk.row_shift);
         }
         acc
-    });
+    })
+}
+
+/// Scale-0 denominator from its sums (libvmaf's float conversions).
+pub(super) fn den_scale0_float(sums: [u64; 3], rect: Rect, rf: [f32; 3]) -> f32 {
+    let area = ((rect.y1 - rect.y0) * (rect.x1 - rect.x0)) as i64;
+    let shift = den_k(0, rect).row_shift;
     let scale = 2f64.powf((18 - shift as i32) as f64);
     let noise = ((area as f64 * super::consts::NOISE_WEIGHT) as f32).powf(1.0 / 3.0);
+    let mut out = 0f32;
     for (acc, f) in sums.iter().zip(rf) {
         let csf = (*acc as f64 / scale) * (f as f64).powf(3.0);
         out += (csf as f32).powf(1.0 / 3.0) + noise;
@@ -376,31 +419,32 @@ pub(super) fn den_scale0(bands: [&Band<i16>; 3], rect: Rect, rf: [f32; 3]) -> f3
     out
 }
 
-/// Scales 1..3 denominator.
+/// Scales 1..3 denominator sums.
 #[inline(always)]
-pub(super) fn den_s123(scale: usize, bands: [&Band<i32>; 3], rect: Rect, rf: [f32; 3]) -> f32 {
-    let sq_shift = S123_DEN_SQ_SHIFT[scale - 1];
-    let sq_add = 1u64 << sq_shift;
-    let cub_shift = ceil_u32(((rect.x1 - rect.x0) as f64).log2());
-    let cub_add = round_add(cub_shift) as u64;
-    let acc_shift = ceil_u32(((rect.y1 - rect.y0) as f64).log2());
-    let acc_add = round_add(acc_shift) as u64;
-    let sums = bands.map(|b| {
+pub(super) fn den_s123(scale: usize, bands: [&Band<i32>; 3], rect: Rect) -> [u64; 3] {
+    let dk = den_k(scale, rect);
+    bands.map(|b| {
         let mut acc = 0u64;
         for i in rect.y0..rect.y1 {
             let mut inner = 0u64;
             for &v in &b.row(i)[rect.x0..rect.x1] {
                 let a = v.unsigned_abs() as u64;
-                let sq = a.wrapping_mul(a).wrapping_add(sq_add) >> sq_shift;
-                inner = inner.wrapping_add(sq.wrapping_mul(a).wrapping_add(cub_add) >> cub_shift);
+                let sq = a.wrapping_mul(a).wrapping_add(dk.sq_add) >> dk.sq_shift;
+                inner =
+                    inner.wrapping_add(sq.wrapping_mul(a).wrapping_add(dk.cub_add) >> dk.cub_shift);
             }
-            acc = acc.wrapping_add(inner.wrapping_add(acc_add) >> acc_shift);
+            acc = acc.wrapping_add(inner.wrapping_add(dk.row_add) >> dk.row_shift);
         }
         acc
-    });
+    })
+}
+
+/// Scales 1..3 denominator from its sums.
+pub(super) fn den_s123_float(scale: usize, sums: [u64; 3], rect: Rect, rf: [f32; 3]) -> f32 {
+    let dk = den_k(scale, rect);
     let exp = S123_DEN_EXP[scale - 1]
-        .wrapping_sub(acc_shift)
-        .wrapping_sub(cub_shift);
+        .wrapping_sub(dk.row_shift)
+        .wrapping_sub(dk.cub_shift);
     let scale_f = 2f64.powf(exp as f64);
     let area = ((rect.y1 - rect.y0) * (rect.x1 - rect.x0)) as f64;
     let noise = ((area * super::consts::NOISE_WEIGHT) as f32).powf(1.0 / 3.0);

@@ -1,0 +1,743 @@
+//! Element tests: real pipelines on the libvmaf reference corpus (numbers must equal libvmaf's
+//! within 1e-9), `gst_check::Harness` tests of boundaries, flushing, EOS and bad input, and a
+//! `gst-launch-1.0` run of the built plugin. No GPU needed.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use gst::prelude::*;
+use gstvmafcuda::{VmafMessage, SHOT_BOUNDARY_EVENT};
+
+const TOLERANCE: f64 = 1e-9;
+
+fn init() {
+    static INIT: OnceLock<()> = OnceLock::new();
+    INIT.get_or_init(|| {
+        // A fresh registry, so a stale cache never hides a plugin change.
+        let registry = scratch().join("registry.bin");
+        std::env::set_var("GST_REGISTRY", &registry);
+        std::env::set_var("GST_REGISTRY_FORK", "no");
+        gst::init().expect("gst init");
+        gstvmafcuda::plugin_register_static().expect("register vmafcuda");
+    });
+}
+
+/// Per-process scratch directory (decompressed clips, registry, results files).
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
+}
+
+fn corpus() -> PathBuf {
+    let dir = std::env::var("VMAFCUDA_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
+    assert!(
+        dir.join("manifest.json").exists(),
+        "libvmaf reference corpus not found at {} (set VMAFCUDA_CORPUS)",
+        dir.display()
+    );
+    dir
+}
+
+/// Decompresses `video/<name>.y4m.zst` into the scratch directory (once per process).
+fn y4m(name: &str) -> PathBuf {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = scratch().join(format!("{name}.y4m"));
+    if !out.exists() {
+        let src = corpus().join(format!("video/{name}.y4m.zst"));
+        let data = std::fs::read(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        std::fs::write(&out, zstd::decode_all(&data[..]).expect("zstd")).expect("write y4m");
+    }
+    out
+}
+
+fn json(rel: &str) -> serde_json::Value {
+    let path = corpus().join("vmaf").join(rel);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("json")
+}
+
+/// Every message the pipeline posted, until EOS (panics on an error message).
+fn run(pipeline: &str) -> (Vec<VmafMessage>, Vec<gst::Message>) {
+    init();
+    let pipeline = gst::parse::launch(pipeline).expect("pipeline");
+    let bus = pipeline.bus().expect("bus");
+    pipeline.set_state(gst::State::Playing).expect("playing");
+    let mut vmaf = Vec::new();
+    let mut others = Vec::new();
+    for msg in bus.iter_timed(gst::ClockTime::from_seconds(120)) {
+        match msg.view() {
+            gst::MessageView::Eos(_) => break,
+            gst::MessageView::Error(e) => {
+                let _ = pipeline.set_state(gst::State::Null);
+                panic!("pipeline error: {} ({:?})", e.error(), e.debug());
+            }
+            _ => {}
+        }
+        if let Some(m) = VmafMessage::parse(&msg) {
+            vmaf.push(m);
+        } else {
+            others.push(msg);
+        }
+    }
+    pipeline.set_state(gst::State::Null).expect("null");
+    (vmaf, others)
+}
+
+fn pair_pipeline(reference: &Path, distorted: &Path, props: &str) -> String {
+    format!(
+        "filesrc location={} ! y4mdec ! vmafcuda name=v frame-message=true psnr=true {props} ! fakesink \
+         filesrc location={} ! y4mdec ! v.dist_sink",
+        reference.display(),
+        distorted.display()
+    )
+}
+
+fn frames(msgs: &[VmafMessage]) -> Vec<&gstvmafcuda::FrameScore> {
+    msgs.iter()
+        .filter_map(|m| match m {
+            VmafMessage::Frame(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
+fn shots(msgs: &[VmafMessage]) -> Vec<&gstvmafcuda::ShotScore> {
+    msgs.iter()
+        .filter_map(|m| match m {
+            VmafMessage::Shot(s) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+fn pooled(msgs: &[VmafMessage]) -> &gstvmafcuda::StreamScore {
+    msgs.iter()
+        .find_map(|m| match m {
+            VmafMessage::Pooled(p) => Some(p),
+            _ => None,
+        })
+        .expect("pooled message")
+}
+
+/// Compares every metric of `got` frames with libvmaf's JSON frames; returns the largest
+/// difference.
+fn assert_frames_match(got: &[&gstvmafcuda::FrameScore], expected: &serde_json::Value) -> f64 {
+    let exp = expected["frames"].as_array().expect("frames");
+    assert_eq!(got.len(), exp.len(), "frame count");
+    let mut worst: f64 = 0.0;
+    for (g, e) in got.iter().zip(exp) {
+        let metrics = e["metrics"].as_object().expect("metrics");
+        for (key, value) in metrics {
+            let want = value.as_f64().expect("number");
+            let have = g
+                .metric(key)
+                .unwrap_or_else(|| panic!("frame {}: no {key} in message", g.index));
+            let diff = (have - want).abs();
+            assert!(
+                diff <= TOLERANCE,
+                "frame {} {key}: element {have}, libvmaf {want} (diff {diff:e})",
+                g.index
+            );
+            worst = worst.max(diff);
+        }
+        assert_eq!(g.score, g.metric("vmaf").unwrap_or(f64::NAN));
+    }
+    worst
+}
+
+const MULTI: &str = "s_multishot_576x324";
+const MULTI_PAIR: &str = "s_multishot_576x324__x264_crf30";
+
+#[test]
+fn explicit_shot_boundaries_equal_fresh_per_shot_libvmaf_runs() {
+    let (msgs, _) = run(&pair_pipeline(
+        &y4m(MULTI),
+        &y4m(MULTI_PAIR),
+        "shot-boundaries=0,14,36,46 shot-detection=none",
+    ));
+    let all = frames(&msgs);
+    let shot_list = shots(&msgs);
+    let starts: Vec<u64> = shot_list.iter().map(|s| s.first_frame).collect();
+    assert_eq!(starts, vec![0, 14, 36, 46]);
+    let mut worst: f64 = 0.0;
+    for (k, s) in shot_list.iter().enumerate() {
+        let expected = json(&format!("{MULTI_PAIR}.shot{k}.vmaf_v0.6.1.full.json"));
+        let got: Vec<_> = all
+            .iter()
+            .copied()
+            .filter(|f| (s.first_frame..=s.last_frame).contains(&f.index))
+            .collect();
+        assert!(got.iter().all(|f| f.shot == k as u64));
+        worst = worst.max(assert_frames_match(&got, &expected));
+        let mean = expected["pooled_metrics"]["vmaf"]["mean"]
+            .as_f64()
+            .expect("mean");
+        assert!((s.pooled.mean - mean).abs() <= TOLERANCE, "shot {k} mean");
+        assert_eq!(s.pooled.score, s.pooled.mean, "pool-method mean");
+        // 25 fps: shot k covers [first/25 s, (last+1)/25 s).
+        assert_eq!(
+            s.start,
+            Some(gst::ClockTime::from_nseconds(s.first_frame * 40_000_000))
+        );
+        assert_eq!(
+            s.end,
+            Some(gst::ClockTime::from_nseconds(
+                (s.last_frame + 1) * 40_000_000
+            ))
+        );
+    }
+    let p = pooled(&msgs);
+    assert_eq!((p.frames, p.shots), (64, 4));
+    eprintln!("per-shot: largest |element - libvmaf| over all frames and metrics = {worst:e}");
+}
+
+#[test]
+fn whole_clip_equals_libvmaf_and_results_file_has_its_layout() {
+    let results = scratch().join("whole.json");
+    let (msgs, _) = run(&pair_pipeline(
+        &y4m(MULTI),
+        &y4m(MULTI_PAIR),
+        &format!(
+            "shot-detection=none results-filename={} results-format=json pool-method=harmonic_mean",
+            results.display()
+        ),
+    ));
+    let expected = json(&format!("{MULTI_PAIR}.vmaf_v0.6.1.full.json"));
+    let worst = assert_frames_match(&frames(&msgs), &expected);
+    let p = pooled(&msgs);
+    let want = &expected["pooled_metrics"]["vmaf"];
+    for (have, key) in [
+        (p.pooled.mean, "mean"),
+        (p.pooled.harmonic_mean, "harmonic_mean"),
+        (p.pooled.min, "min"),
+        (p.pooled.max, "max"),
+    ] {
+        let w = want[key].as_f64().expect("number");
+        assert!((have - w).abs() <= TOLERANCE, "pooled {key}: {have} vs {w}");
+    }
+    assert_eq!(p.pooled.score, p.pooled.harmonic_mean);
+    assert_eq!(shots(&msgs).len(), 1);
+    // The results file: libvmaf's JSON layout, same numbers.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).expect("results file"))
+            .expect("results json");
+    let wf = written["frames"].as_array().expect("frames");
+    assert_eq!(wf.len(), 64);
+    for (w, e) in wf
+        .iter()
+        .zip(expected["frames"].as_array().expect("frames"))
+    {
+        let (a, b) = (
+            w["metrics"]["vmaf"].as_f64().expect("vmaf"),
+            e["metrics"]["vmaf"].as_f64().expect("vmaf"),
+        );
+        assert!((a - b).abs() <= TOLERANCE);
+    }
+    eprintln!("whole clip: largest |element - libvmaf| = {worst:e}");
+}
+
+#[test]
+fn builtin_detector_finds_the_corpus_cuts_and_scores_each_shot_fresh() {
+    let (msgs, _) = run(&pair_pipeline(
+        &y4m(MULTI),
+        &y4m(MULTI_PAIR),
+        "shot-detection=auto",
+    ));
+    let shot_list = shots(&msgs);
+    let starts: Vec<u64> = shot_list.iter().map(|s| s.first_frame).collect();
+    assert_eq!(starts, vec![0, 14, 36, 46]);
+    let all = frames(&msgs);
+    for (k, s) in shot_list.iter().enumerate() {
+        let expected = json(&format!("{MULTI_PAIR}.shot{k}.vmaf_v0.6.1.full.json"));
+        let got: Vec<_> = all
+            .iter()
+            .copied()
+            .filter(|f| (s.first_frame..=s.last_frame).contains(&f.index))
+            .collect();
+        assert_frames_match(&got, &expected);
+    }
+}
+
+#[test]
+fn builtin_detector_finds_no_cut_in_a_single_shot_clip() {
+    let pair = "s_astronaut_576x324__x264_crf28";
+    let (msgs, _) = run(&pair_pipeline(
+        &y4m("s_astronaut_576x324"),
+        &y4m(pair),
+        "shot-detection=auto",
+    ));
+    assert_eq!(shots(&msgs).len(), 1);
+    assert_frames_match(
+        &frames(&msgs),
+        &json(&format!("{pair}.vmaf_v0.6.1.full.json")),
+    );
+}
+
+// ---- Harness tests on synthetic frames ----------------------------------------------------
+
+mod harness {
+    use super::*;
+    use gst_check::Harness;
+    use vmafcuda::frame::{PictureRef, Plane, Samples};
+    use vmafcuda::model::Model;
+    use vmafcuda::{Geometry, Scorer, ScorerConfig};
+
+    const W: usize = 64;
+    const H: usize = 48;
+
+    fn gray(seed: usize, noise: usize) -> Vec<u8> {
+        (0..W * H)
+            .map(|i| {
+                let (x, y) = (i % W, i / W);
+                let v = (x * 3 + y * 5 + seed * 7) % 200 + ((x * y + seed * 13 + noise) % 9);
+                v as u8
+            })
+            .collect()
+    }
+
+    fn caps(width: usize) -> gst::Caps {
+        gst_video::VideoCapsBuilder::new()
+            .format(gst_video::VideoFormat::Gray8)
+            .width(width as i32)
+            .height(H as i32)
+            .framerate(gst::Fraction::new(25, 1))
+            .build()
+    }
+
+    fn buffer(data: Vec<u8>, i: u64) -> gst::Buffer {
+        let mut b = gst::Buffer::from_mut_slice(data);
+        {
+            let b = b.get_mut().expect("writable");
+            b.set_pts(gst::ClockTime::from_mseconds(40 * i));
+            b.set_duration(gst::ClockTime::from_mseconds(40));
+        }
+        b
+    }
+
+    struct Setup {
+        element: gst::Element,
+        reference: Harness,
+        distorted: Harness,
+        bus: gst::Bus,
+    }
+
+    fn setup(props: &[(&str, &str)], dist_width: usize) -> Setup {
+        init();
+        let element = gst::ElementFactory::make("vmafcuda")
+            .property("frame-message", true)
+            .build()
+            .expect("vmafcuda");
+        for (k, v) in props {
+            element.set_property_from_str(k, v);
+        }
+        let bus = gst::Bus::new();
+        element.set_bus(Some(&bus));
+        let mut reference = Harness::with_element(&element, Some("ref_sink"), Some("src"));
+        let mut distorted = Harness::with_element(&element, Some("dist_sink"), None);
+        reference.set_src_caps(caps(W));
+        distorted.set_src_caps(caps(dist_width));
+        reference.play();
+        distorted.play();
+        Setup {
+            element,
+            reference,
+            distorted,
+            bus,
+        }
+    }
+
+    fn messages(bus: &gst::Bus) -> (Vec<VmafMessage>, Vec<gst::Message>) {
+        let mut vmaf = Vec::new();
+        let mut other = Vec::new();
+        while let Some(m) = bus.pop() {
+            match VmafMessage::parse(&m) {
+                Some(v) => vmaf.push(v),
+                None => other.push(m),
+            }
+        }
+        (vmaf, other)
+    }
+
+    /// Pushes frame pair `i`; returns the reference buffer that came out.
+    fn push_pair(s: &mut Setup, i: usize) {
+        assert_eq!(
+            s.reference.push(buffer(gray(i, 0), i as u64)),
+            Ok(gst::FlowSuccess::Ok)
+        );
+        assert_eq!(
+            s.distorted.push(buffer(gray(i, 3 + i % 4), i as u64)),
+            Ok(gst::FlowSuccess::Ok)
+        );
+        let out = s.reference.pull().expect("reference passed through");
+        assert_eq!(
+            out.pts(),
+            Some(gst::ClockTime::from_mseconds(40 * i as u64))
+        );
+    }
+
+    fn eos(s: &mut Setup) {
+        assert!(s.reference.push_event(gst::event::Eos::new()));
+        assert!(s.distorted.push_event(gst::event::Eos::new()));
+        // The EOS reaches the src harness once the element has finished.
+        loop {
+            let ev = s.reference.pull_event().expect("event");
+            if ev.type_() == gst::EventType::Eos {
+                break;
+            }
+        }
+    }
+
+    /// What a fresh engine run gives for these frames with these shot starts.
+    fn expected_vmaf(n: usize, starts: &[usize]) -> Vec<f64> {
+        let model = Model::builtin("vmaf_v0.6.1").expect("model");
+        let mut config = ScorerConfig::new(model);
+        config.shot_starts = starts.to_vec();
+        let mut scorer = Scorer::new(
+            config,
+            Geometry {
+                width: W,
+                height: H,
+                bpc: 8,
+            },
+        )
+        .expect("scorer");
+        for i in 0..n {
+            let (r, d) = (gray(i, 0), gray(i, 3 + i % 4));
+            fn plane(s: &[u8]) -> PictureRef<'_> {
+                PictureRef {
+                    luma: Plane {
+                        samples: Samples::U8(s),
+                        width: W,
+                        height: H,
+                        stride: W,
+                        bpc: 8,
+                    },
+                    chroma: None,
+                }
+            }
+            scorer.push(&plane(&r), &plane(&d)).expect("push");
+        }
+        scorer.finish().frames.iter().map(|f| f.vmaf()).collect()
+    }
+
+    /// The text of the first error message (errors come from the aggregator's thread).
+    fn first_error(bus: &gst::Bus) -> String {
+        let m = bus
+            .timed_pop_filtered(gst::ClockTime::from_seconds(10), &[gst::MessageType::Error])
+            .expect("an error message");
+        match m.view() {
+            gst::MessageView::Error(e) => e.error().to_string(),
+            _ => unreachable!(),
+        }
+    }
+
+    fn shot_starts(msgs: &[VmafMessage]) -> Vec<u64> {
+        shots(msgs).iter().map(|s| s.first_frame).collect()
+    }
+
+    fn vmaf_of(msgs: &[VmafMessage]) -> Vec<f64> {
+        frames(msgs).iter().map(|f| f.score).collect()
+    }
+
+    #[test]
+    fn custom_and_force_key_unit_events_start_shots() {
+        let mut s = setup(&[], W);
+        for i in 0..8 {
+            if i == 3 {
+                // On the reference stream: our own event.
+                assert!(s.reference.push_event(gstvmafcuda::shot_boundary_event()));
+            }
+            if i == 6 {
+                // On the distorted stream: what scenechange sends.
+                assert!(s.distorted.push_event(
+                    gst_video::DownstreamForceKeyUnitEvent::builder()
+                        .timestamp(gst::ClockTime::from_mseconds(240))
+                        .build()
+                ));
+            }
+            push_pair(&mut s, i);
+        }
+        eos(&mut s);
+        let (msgs, _) = messages(&s.bus);
+        assert_eq!(shot_starts(&msgs), vec![0, 3, 6]);
+        let got = vmaf_of(&msgs);
+        let want = expected_vmaf(8, &[0, 3, 6]);
+        assert_eq!(got, want, "each shot scored as a fresh run");
+        assert_eq!(SHOT_BOUNDARY_EVENT, "vmafcuda-shot-boundary");
+        drop(s.element);
+    }
+
+    #[test]
+    fn force_key_unit_is_ignored_with_shot_detection_none() {
+        let mut s = setup(&[("shot-detection", "none")], W);
+        for i in 0..5 {
+            if i == 2 {
+                assert!(s
+                    .reference
+                    .push_event(gst_video::DownstreamForceKeyUnitEvent::builder().build()));
+            }
+            push_pair(&mut s, i);
+        }
+        eos(&mut s);
+        let (msgs, _) = messages(&s.bus);
+        assert_eq!(shot_starts(&msgs), vec![0]);
+    }
+
+    #[test]
+    fn flush_and_new_segment_start_a_shot() {
+        let mut s = setup(&[], W);
+        for i in 0..4 {
+            push_pair(&mut s, i);
+        }
+        for h in [&mut s.reference, &mut s.distorted] {
+            assert!(h.push_event(gst::event::FlushStart::new()));
+            assert!(h.push_event(gst::event::FlushStop::new(true)));
+            let segment = gst::FormattedSegment::<gst::ClockTime>::new();
+            assert!(h.push_event(gst::event::Segment::new(&segment)));
+        }
+        for i in 4..7 {
+            push_pair(&mut s, i);
+        }
+        eos(&mut s);
+        let (msgs, _) = messages(&s.bus);
+        assert_eq!(shot_starts(&msgs), vec![0, 4]);
+        assert_eq!(vmaf_of(&msgs), expected_vmaf(7, &[0, 4]));
+    }
+
+    #[test]
+    fn eos_posts_the_last_shot_and_the_pooled_score() {
+        let mut s = setup(&[("pool-method", "min"), ("shot-boundaries", "0,2")], W);
+        for i in 0..5 {
+            push_pair(&mut s, i);
+        }
+        eos(&mut s);
+        let (msgs, _) = messages(&s.bus);
+        let want = expected_vmaf(5, &[0, 2]);
+        assert_eq!(vmaf_of(&msgs), want);
+        assert_eq!(shot_starts(&msgs), vec![0, 2]);
+        let p = pooled(&msgs);
+        assert_eq!((p.frames, p.shots), (5, 2));
+        let min = want.iter().copied().fold(f64::INFINITY, f64::min);
+        assert_eq!(p.pooled.score, min);
+        assert_eq!(p.pooled.min, min);
+        // The pooled message comes last.
+        assert!(matches!(msgs.last(), Some(VmafMessage::Pooled(_))));
+    }
+
+    #[test]
+    fn mismatched_sizes_post_an_error_and_do_not_crash() {
+        let mut s = setup(&[], 80);
+        let _ = s.reference.push(buffer(gray(0, 0), 0));
+        let _ = s.distorted.push(buffer(vec![0u8; 80 * H], 0));
+        let error = first_error(&s.bus);
+        assert!(
+            error.contains("frame size") && error.contains("64x48") && error.contains("80x48"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn mismatched_bit_depth_is_an_error() {
+        init();
+        let element = gst::ElementFactory::make("vmafcuda")
+            .build()
+            .expect("vmafcuda");
+        let bus = gst::Bus::new();
+        element.set_bus(Some(&bus));
+        let mut r = Harness::with_element(&element, Some("ref_sink"), Some("src"));
+        let mut d = Harness::with_element(&element, Some("dist_sink"), None);
+        r.set_src_caps(caps(W));
+        d.set_src_caps(
+            gst_video::VideoCapsBuilder::new()
+                .format(gst_video::VideoFormat::I42010le)
+                .width(W as i32)
+                .height(H as i32)
+                .framerate(gst::Fraction::new(25, 1))
+                .build(),
+        );
+        r.play();
+        d.play();
+        let _ = r.push(buffer(gray(0, 0), 0));
+        let _ = d.push(buffer(vec![0u8; W * H * 3], 0));
+        let error = first_error(&bus);
+        assert!(error.contains("bit depth"), "{error}");
+    }
+
+    #[test]
+    fn shorter_distorted_stream_scores_common_frames_and_passes_the_rest() {
+        let mut s = setup(&[], W);
+        for i in 0..4 {
+            push_pair(&mut s, i);
+        }
+        assert!(s.distorted.push_event(gst::event::Eos::new()));
+        for i in 4..6 {
+            assert_eq!(
+                s.reference.push(buffer(gray(i, 0), i as u64)),
+                Ok(gst::FlowSuccess::Ok)
+            );
+            let out = s.reference.pull().expect("passed through unscored");
+            assert_eq!(
+                out.pts(),
+                Some(gst::ClockTime::from_mseconds(40 * i as u64))
+            );
+        }
+        assert!(s.reference.push_event(gst::event::Eos::new()));
+        loop {
+            if s.reference.pull_event().expect("event").type_() == gst::EventType::Eos {
+                break;
+            }
+        }
+        let (msgs, other) = messages(&s.bus);
+        assert_eq!(vmaf_of(&msgs), expected_vmaf(4, &[]));
+        assert_eq!(pooled(&msgs).frames, 4);
+        assert!(other
+            .iter()
+            .any(|m| matches!(m.view(), gst::MessageView::Warning(_))));
+    }
+
+    #[test]
+    fn p010_is_read_as_lsb_aligned_10_bit() {
+        // The same 10-bit content as I420_10LE (LSB) and P010 (MSB) must score identically.
+        init();
+        let run = |format: gst_video::VideoFormat| -> Vec<f64> {
+            let element = gst::ElementFactory::make("vmafcuda")
+                .property("frame-message", true)
+                .property("psnr", true)
+                .build()
+                .expect("vmafcuda");
+            let bus = gst::Bus::new();
+            element.set_bus(Some(&bus));
+            let mut r = Harness::with_element(&element, Some("ref_sink"), Some("src"));
+            let mut d = Harness::with_element(&element, Some("dist_sink"), None);
+            let caps = gst_video::VideoCapsBuilder::new()
+                .format(format)
+                .width(W as i32)
+                .height(H as i32)
+                .framerate(gst::Fraction::new(25, 1))
+                .build();
+            r.set_src_caps(caps.clone());
+            d.set_src_caps(caps);
+            r.play();
+            d.play();
+            let info = gst_video::VideoInfo::builder(format, W as u32, H as u32)
+                .build()
+                .expect("info");
+            let frame = |seed: usize, noise: usize| -> gst::Buffer {
+                let mut data = vec![0u8; info.size()];
+                let luma = gray(seed, noise);
+                let chroma = |x: usize, y: usize, c: usize| -> u16 {
+                    ((x * 7 + y * 3 + c * 100 + seed) % 1000) as u16
+                };
+                let (s0, s1) = (info.stride()[0] as usize, info.stride()[1] as usize);
+                let (o0, o1) = (info.offset()[0], info.offset()[1]);
+                let put = |d: &mut [u8], at: usize, v: u16| {
+                    d[at..at + 2].copy_from_slice(&v.to_le_bytes());
+                };
+                for y in 0..H {
+                    for x in 0..W {
+                        let v = (luma[y * W + x] as u16) * 4 + (x % 4) as u16;
+                        match format {
+                            gst_video::VideoFormat::P01010le => {
+                                put(&mut data, o0 + y * s0 + 2 * x, v << 6)
+                            }
+                            _ => put(&mut data, o0 + y * s0 + 2 * x, v),
+                        }
+                    }
+                }
+                for y in 0..H / 2 {
+                    for x in 0..W / 2 {
+                        let (u, v) = (chroma(x, y, 0), chroma(x, y, 1));
+                        match format {
+                            gst_video::VideoFormat::P01010le => {
+                                put(&mut data, o1 + y * s1 + 4 * x, u << 6);
+                                put(&mut data, o1 + y * s1 + 4 * x + 2, v << 6);
+                            }
+                            _ => {
+                                let (s2, o2) = (info.stride()[2] as usize, info.offset()[2]);
+                                put(&mut data, o1 + y * s1 + 2 * x, u);
+                                put(&mut data, o2 + y * s2 + 2 * x, v);
+                            }
+                        }
+                    }
+                }
+                gst::Buffer::from_mut_slice(data)
+            };
+            for i in 0..3 {
+                assert_eq!(r.push(frame(i, 0)), Ok(gst::FlowSuccess::Ok));
+                assert_eq!(d.push(frame(i, 5)), Ok(gst::FlowSuccess::Ok));
+                r.pull().expect("out");
+            }
+            assert!(r.push_event(gst::event::Eos::new()));
+            assert!(d.push_event(gst::event::Eos::new()));
+            while r.pull_event().expect("event").type_() != gst::EventType::Eos {}
+            let (msgs, _) = messages(&bus);
+            frames(&msgs)
+                .iter()
+                .flat_map(|f| {
+                    ["vmaf", "psnr_y", "psnr_cb", "psnr_cr"].map(|k| f.metric(k).expect("metric"))
+                })
+                .collect()
+        };
+        let planar = run(gst_video::VideoFormat::I42010le);
+        let p010 = run(gst_video::VideoFormat::P01010le);
+        assert_eq!(planar.len(), 12);
+        assert_eq!(planar, p010);
+    }
+}
+
+// ---- gst-launch-1.0 with the built plugin ---------------------------------------------------
+
+#[test]
+fn gst_launch_loads_the_built_plugin() {
+    // target/<profile>/deps/<test> -> target/<profile>/libgstvmafcuda.so
+    let exe = std::env::current_exe().expect("exe");
+    let Some(so) = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .map(|p| p.join("libgstvmafcuda.so"))
+        .filter(|p| p.exists())
+    else {
+        eprintln!("skipped: libgstvmafcuda.so not built beside the test binary");
+        return;
+    };
+    if std::process::Command::new("gst-launch-1.0")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: gst-launch-1.0 not installed");
+        return;
+    }
+    let registry = scratch().join("launch-registry.bin");
+    let results = scratch().join("launch.json");
+    let pair = "s_testsrc2_576x324__x264_crf30";
+    let status = std::process::Command::new("gst-launch-1.0")
+        .env("GST_PLUGIN_PATH", so.parent().expect("dir"))
+        .env("GST_REGISTRY", &registry)
+        .args(["-q", "filesrc"])
+        .arg(format!("location={}", y4m("s_testsrc2_576x324").display()))
+        .args(["!", "y4mdec", "!", "vmafcuda", "name=v", "backend=cpu"])
+        .arg(format!("results-filename={}", results.display()))
+        .args(["!", "fakesink", "filesrc"])
+        .arg(format!("location={}", y4m(pair).display()))
+        .args(["!", "y4mdec", "!", "v.dist_sink"])
+        .status()
+        .expect("run gst-launch-1.0");
+    assert!(status.success(), "gst-launch-1.0 failed: {status}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).expect("results")).expect("json");
+    let expected = json(&format!("{pair}.vmaf_v0.6.1.full.json"));
+    let (a, b) = (
+        written["pooled_metrics"]["vmaf"]["mean"]
+            .as_f64()
+            .expect("mean"),
+        expected["pooled_metrics"]["vmaf"]["mean"]
+            .as_f64()
+            .expect("mean"),
+    );
+    assert!((a - b).abs() <= TOLERANCE, "pooled mean {a} vs libvmaf {b}");
+}

@@ -1,0 +1,701 @@
+// libvmaf's integer ADM on the GPU: every integer quantity of integer_adm.c (as reproduced,
+// AVX-512 quirks included, by src/features/adm/*.rs), up to the per-scale, per-band int64
+// accumulators of the contrast masking and the denominator sums. The float conversions run on
+// the host (features::adm::AdmGeometry::scores), shared with the CPU path.
+//
+// Per scale (0 on the picture, 1..3 on the previous scale's approximation band):
+//   adm_dwt0_*     one DWT level of both pictures: a, v, h, d bands of reference and distorted
+//                  into device scratch (int16 at scale 0, int32 at 1..3). 32x8 output tiles; the
+//                  input tile and the vertical pass live in shared memory.
+//   adm_mask*      decoupling, CSF, contrast masking (numerator and AIM) and the denominator's
+//                  cubes over 32x8 tiles of the score region; each warp is one tile row and
+//                  writes that row's 9 per-tile sums (no atomics).
+// Then, once per frame, adm_finish adds each row's tile sums, applies libvmaf's per-row
+// rounding shifts, adds the rows (exact wrapping integer sums, any order) and writes
+// 4 scales x 9 values; the last block to finish (one counter per frame) does the final sum.
+//
+// The C code's quirks reproduced here (see src/features/adm.rs for the why):
+// - DWT: mirrored taps (-1 -> 1, n -> n-1, n+1 -> n-2); the last output column of a row whose
+//   vector block reads past the row end ("tail"): it reads the next scratch row's first values,
+//   and the last scratch row reads words left by the previous level (or previous frame, kept in
+//   `state`). Inputs 3..4 long read row/column -1 unmirrored ("oob").
+// - Decouple: Q15 ratio via 2^30/x with 15-bit rounding of large divisors; angle test with
+//   int64 dot products rounded to float and compared in double; the gain-limited value
+//   truncated (C) or rounded to nearest even (AVX-512 columns).
+// - Masking: int16 truncations and int32 wrapping of scale 0; centre term truncated to int16
+//   outside the AVX-512 region; idle vector lanes adding cube(0) (added per row by adm_finish).
+// No floating-point contraction can change a result: the only float arithmetic (angle test,
+// gain) uses explicit round-to-nearest intrinsics.
+
+#include <stdint.h>
+
+// A named namespace, not an anonymous one: nvcc names the static shared arrays of anonymous
+// namespaces with a per-compilation random id, which would make the image irreproducible.
+namespace adm {
+
+constexpr int kTx = 32;  // tile width (one warp)
+constexpr int kTy = 8;   // tile height
+constexpr int kThreads = kTx * kTy;
+
+constexpr int kLo0 = 15826, kLo1 = 27411, kLo2 = 7345, kLo3 = -4240;
+constexpr int kHi0 = -4240, kHi1 = -7345, kHi2 = 27411, kHi3 = -15826;
+constexpr uint32_t kLoSum = 46342;
+
+constexpr int kOneBy30Q17 = 4369;
+constexpr int kOneBy15Q17 = 8738;
+constexpr unsigned long long kOneBy30Q32 = 143165577ull;
+constexpr unsigned long long kOneBy15Q32 = 286331153ull;
+
+// Values per tile row / per scale: num[3], aim[3], den[3].
+constexpr int kSums = 9;
+
+struct DwtArgs {
+    unsigned long long ref;        // input planes (scale 0: the pictures; else previous a bands)
+    unsigned long long dis;
+    unsigned long long ref_pitch;  // bytes
+    unsigned long long dis_pitch;
+    unsigned long long out;        // 8 bands: ref a, v, h, d, dis a, v, h, d
+    unsigned long long out_pitch;  // elements
+    unsigned long long band_stride;  // elements from one band to the next
+    unsigned long long state;      // int32 words kept between levels and frames (see below)
+    unsigned long long oob_ref;    // int32 row -1 of the reference input (oob rows), or 0
+    int w_in, h_in, w_out, h_out;
+    int scale;
+    int bpc;
+    int vp_add, vp_shift, hp_add, hp_shift;
+    int tail;      // the last output column reads past the row end
+    int oob_rows;  // row -1 of the input is not mirrored (output height 2)
+    int oob_cols;  // column -1 of the input is not mirrored (output width 2)
+    int next_tail_x;   // scratch word index the next level's tail reads (or -1)
+    int frame_word_x;  // scratch word index the next frame's scale-0 tail reads (or -1)
+    int pad_;
+};
+// state[0]: the frame word (scale 0 tail: low/high int16 halves); state[1 + 2 (s - 1) + c]:
+// tail word c of level s (level 1: always 0).
+
+struct MaskArgs {
+    unsigned long long bands;  // the scale's 8 bands (as written by the DWT)
+    unsigned long long pitch;  // elements
+    unsigned long long band_stride;
+    unsigned long long parts;  // u64 [cm rows][tiles_x][kSums]
+    double gain_limit;
+    double cos_1deg_sq;
+    long long mul[3];
+    long long csf_add[3];
+    long long sq_add[3];
+    long long cub_add[3];
+    unsigned long long den_sq_add;
+    unsigned long long den_cub_add;
+    int csf_shift[3];
+    int thr_shift[3];
+    int sq_shift[3];
+    int cub_shift[3];
+    int den_sq_shift, den_cub_shift;
+    int w, h;
+    int cm_x0, cm_x1, cm_y0, cm_y1;
+    int simd_x0, simd_x1, simd_y0, simd_y1;  // scale 0: AVX-512 masking region
+    int dec_s0, dec_s1;  // columns whose gain-limited value rounds to nearest even
+    int tiles_x;
+    int pad_;
+};
+
+struct FinishScale {
+    unsigned long long parts;  // as MaskArgs::parts
+    long long idle[3];         // added to each row sum of num and aim in simd rows
+    long long inner_add;
+    unsigned long long den_row_add;
+    int rows, tiles_x;
+    int cm_y0, simd_y0, simd_y1;
+    int inner_shift, den_row_shift;
+    int pad_;
+};
+
+struct FinishArgs {
+    FinishScale s[4];
+    unsigned long long block_parts;  // u64 [4][blocks_x][kSums]
+    unsigned long long counter;      // unsigned, 0 between frames
+    unsigned long long out;          // u64 [4][kSums]
+    int blocks_x;
+    int pad_;
+};
+
+__device__ __forceinline__ int mirror(int k, int n) {
+    if (k < 0) k = -k;
+    else if (k >= n) k = 2 * n - k - 1;
+    // indices past the mirror range only occur for outputs outside the band (unused)
+    return k < 0 ? 0 : (k >= n ? n - 1 : k);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DWT
+
+template <typename In>
+__device__ __forceinline__ int load_at(unsigned long long base, unsigned long long pitch, int r,
+                                       int c) {
+    const In* row = reinterpret_cast<const In*>(base + (unsigned long long)r * pitch);
+    return (int)row[c];
+}
+
+// One input sample of picture `pic` at input row r (-1 allowed with oob rows) and column c
+// (any, mirrored).
+template <typename In>
+__device__ __forceinline__ int input(const DwtArgs& a, int pic, int r, int c) {
+    const int mc = mirror(c, a.w_in);
+    if (r < 0 && a.oob_rows) {
+        // libvmaf's index table reads row -1 of 3..4-row inputs: what its memory holds there.
+        return pic == 0 ? reinterpret_cast<const int*>(a.oob_ref)[mc] : 0;
+    }
+    const int mr = mirror(r, a.h_in);
+    return pic == 0 ? load_at<In>(a.ref, a.ref_pitch, mr, mc)
+                    : load_at<In>(a.dis, a.dis_pitch, mr, mc);
+}
+
+// Vertical pass of four input rows: lo and hi as libvmaf stores them (int16 at scale 0).
+template <bool S0>
+__device__ __forceinline__ void vertical(const DwtArgs& a, int x0, int x1, int x2, int x3,
+                                         int& lo, int& hi) {
+    if (S0) {
+        // int32 arithmetic that may wrap for 16-bit input, as in libvmaf.
+        const uint32_t add = 1u << (a.bpc - 1);
+        const uint32_t sub = kLoSum * add;
+        const uint32_t l = (uint32_t)kLo0 * (uint32_t)x0 + (uint32_t)kLo1 * (uint32_t)x1 +
+                           (uint32_t)kLo2 * (uint32_t)x2 + (uint32_t)kLo3 * (uint32_t)x3 - sub;
+        const uint32_t h = (uint32_t)kHi0 * (uint32_t)x0 + (uint32_t)kHi1 * (uint32_t)x1 +
+                           (uint32_t)kHi2 * (uint32_t)x2 + (uint32_t)kHi3 * (uint32_t)x3;
+        lo = (int16_t)((int32_t)(l + add) >> a.bpc);
+        hi = (int16_t)((int32_t)(h + add) >> a.bpc);
+    } else {
+        const long long l = (long long)kLo0 * x0 + (long long)kLo1 * x1 + (long long)kLo2 * x2 +
+                            (long long)kLo3 * x3;
+        const long long h = (long long)kHi0 * x0 + (long long)kHi1 * x1 + (long long)kHi2 * x2 +
+                            (long long)kHi3 * x3;
+        lo = (int)((l + a.vp_add) >> a.vp_shift);
+        hi = (int)((h + a.vp_add) >> a.vp_shift);
+    }
+}
+
+// Vertical lo/hi of output row i at input column c (0 <= c < w_in), straight from global memory.
+template <typename In, bool S0>
+__device__ void vertical_at(const DwtArgs& a, int pic, int i, int c, int& lo, int& hi) {
+    const int r = 2 * i;
+    vertical<S0>(a, input<In>(a, pic, r - 1, c), input<In>(a, pic, r, c),
+                 input<In>(a, pic, r + 1, c), input<In>(a, pic, r + 2, c), lo, hi);
+}
+
+// Scratch word x of libvmaf's int32 DWT area after the last output row of this level: four
+// rows of w_in values (ref lo, ref hi, dis lo, dis hi).
+template <typename In>
+__device__ int scratch_word(const DwtArgs& a, int x) {
+    const int k = x / a.w_in, off = x % a.w_in;
+    int lo, hi;
+    vertical_at<In, false>(a, k >> 1, a.h_out - 1, off, lo, hi);
+    return (k & 1) ? hi : lo;
+}
+
+template <bool S0>
+__device__ __forceinline__ int horizontal(const DwtArgs& a, const int* f, int v0, int v1, int v2,
+                                          int v3) {
+    if (S0) {
+        const int acc = f[0] * v0 + f[1] * v1 + f[2] * v2 + f[3] * v3;
+        return (int16_t)((acc + 32768) >> 16);
+    }
+    const long long acc = (long long)f[0] * v0 + (long long)f[1] * v1 + (long long)f[2] * v2 +
+                          (long long)f[3] * v3;
+    return (int)((acc + a.hp_add) >> a.hp_shift);
+}
+
+template <typename In, typename Out, bool S0>
+__device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
+    constexpr int kCols = 2 * kTx + 2;
+    constexpr int kRows = 2 * kTy + 2;
+    __shared__ int s_in[2][kRows][kCols];
+    __shared__ int s_lo[2][kTy][kCols];
+    __shared__ int s_hi[2][kTy][kCols];
+    const int tid = threadIdx.y * kTx + threadIdx.x;
+    const int x0 = bx * kTx, y0 = by * kTy;
+    const int c0 = 2 * x0 - 1, r0 = 2 * y0 - 1;
+
+    // Interior tiles need no mirroring: plain row loads.
+    const bool interior = c0 >= 0 && c0 + kCols <= a.w_in && r0 >= 0 && r0 + kRows <= a.h_in;
+    for (int k = threadIdx.y; k < 2 * kRows; k += kTy) {
+        const int pic = k / kRows, r = k % kRows;
+        if (interior) {
+            const unsigned long long base = pic == 0 ? a.ref : a.dis;
+            const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
+            const In* row = reinterpret_cast<const In*>(base + (unsigned long long)(r0 + r) * pitch);
+            for (int c = threadIdx.x; c < kCols; c += kTx) s_in[pic][r][c] = (int)row[c0 + c];
+        } else {
+            for (int c = threadIdx.x; c < kCols; c += kTx) {
+                s_in[pic][r][c] = input<In>(a, pic, r0 + r, c0 + c);
+            }
+        }
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < 2 * kTy; k += kTy) {
+        const int pic = k / kTy, r = k % kTy;
+        for (int c = threadIdx.x; c < kCols; c += kTx) {
+            int lo, hi;
+            vertical<S0>(a, s_in[pic][2 * r][c], s_in[pic][2 * r + 1][c],
+                         s_in[pic][2 * r + 2][c], s_in[pic][2 * r + 3][c], lo, hi);
+            s_lo[pic][r][c] = lo;
+            s_hi[pic][r][c] = hi;
+        }
+    }
+    __syncthreads();
+
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i = y0 + ty, j = x0 + tx;
+    if (i < a.h_out && j < a.w_out) {
+        // v[pic][0 = lo, 1 = hi][tap]
+        int v[2][2][4];
+#pragma unroll
+        for (int pic = 0; pic < 2; ++pic) {
+#pragma unroll
+            for (int t = 0; t < 4; ++t) {
+                v[pic][0][t] = s_lo[pic][ty][2 * tx + t];
+                v[pic][1][t] = s_hi[pic][ty][2 * tx + t];
+            }
+        }
+        if (a.oob_cols && j == 0) {
+            // Column -1 of the four contiguous scratch rows (ref lo, ref hi, dis lo, dis hi) is
+            // the previous row's last element; the first row's is 0.
+            const int last = a.w_in;  // tile column of input column w_in - 1 (x0 == 0)
+            v[0][0][0] = 0;
+            v[0][1][0] = s_lo[0][ty][last];
+            v[1][0][0] = s_hi[0][ty][last];
+            v[1][1][0] = s_lo[1][ty][last];
+        }
+        if (a.tail && j == a.w_out - 1) {
+            // Taps at input columns w_in and w_in + 1 read on past the row end.
+            int col0[2][2], col1[2][2];  // vertical lo/hi at input columns 0 and 1, per picture
+#pragma unroll
+            for (int pic = 0; pic < 2; ++pic) {
+                vertical_at<In, S0>(a, pic, i, 0, col0[pic][0], col0[pic][1]);
+                vertical_at<In, S0>(a, pic, i, 1, col1[pic][0], col1[pic][1]);
+            }
+            const int* state = reinterpret_cast<const int*>(a.state);
+            int extra[2];  // what the last scratch row reads past its end
+            if (S0) {
+                const uint32_t w = (uint32_t)state[0];
+                extra[0] = (int16_t)(w & 0xffffu);
+                extra[1] = (int16_t)(w >> 16);
+            } else {
+                extra[0] = state[1 + 2 * (a.scale - 1)];
+                extra[1] = state[2 + 2 * (a.scale - 1)];
+            }
+#pragma unroll
+            for (int t = 0; t < 4; ++t) {
+                const int c = 2 * j - 1 + t;
+                if (c < a.w_in) continue;
+                const int q = c - a.w_in;
+                const int (*next)[2] = q == 0 ? col0 : col1;
+                if (S0) {
+                    // per picture: lo reads its hi row, hi reads the frame word
+                    v[0][0][t] = next[0][1];
+                    v[0][1][t] = extra[q];
+                    v[1][0][t] = next[1][1];
+                    v[1][1][t] = extra[q];
+                } else {
+                    v[0][0][t] = next[0][1];
+                    v[0][1][t] = next[1][0];
+                    v[1][0][t] = next[1][1];
+                    v[1][1][t] = extra[q];
+                }
+            }
+        }
+        const int lo_f[4] = {kLo0, kLo1, kLo2, kLo3};
+        const int hi_f[4] = {kHi0, kHi1, kHi2, kHi3};
+        Out* out = reinterpret_cast<Out*>(a.out);
+        const unsigned long long at = (unsigned long long)i * a.out_pitch + j;
+#pragma unroll
+        for (int pic = 0; pic < 2; ++pic) {
+            const int* l = v[pic][0];
+            const int* h = v[pic][1];
+            Out* o = out + (unsigned long long)(4 * pic) * a.band_stride + at;
+            o[0] = (Out)horizontal<S0>(a, lo_f, l[0], l[1], l[2], l[3]);
+            o[a.band_stride] = (Out)horizontal<S0>(a, hi_f, l[0], l[1], l[2], l[3]);
+            o[2 * a.band_stride] = (Out)horizontal<S0>(a, lo_f, h[0], h[1], h[2], h[3]);
+            o[3 * a.band_stride] = (Out)horizontal<S0>(a, hi_f, h[0], h[1], h[2], h[3]);
+        }
+    }
+
+    if (!S0 && bx == 0 && by == 0 && tid < 3) {
+        // one scratch word per thread: the next level's two tail words, the next frame's word
+        int* state = reinterpret_cast<int*>(a.state);
+        if (tid < 2 && a.next_tail_x >= 0) {
+            state[1 + 2 * a.scale + tid] = scratch_word<In>(a, a.next_tail_x + tid);
+        }
+        if (tid == 2 && a.frame_word_x >= 0) {
+            state[0] = scratch_word<In>(a, a.frame_word_x);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decouple, CSF, masking
+
+__device__ __forceinline__ int wrap16(int v) { return (int16_t)v; }
+
+template <bool S0>
+__device__ __forceinline__ int wrap_e(int v) {
+    return S0 ? wrap16(v) : v;
+}
+
+// Q15 ratio clamp(t / o, 0, 1) by reciprocal multiplication (libvmaf's division table, with
+// divisors of 2^15 and more rounded to their 15 most significant bits).
+__device__ __forceinline__ long long ratio_q15(int o, int t) {
+    if (o == 0) return 32768;
+    const uint32_t abs_o = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
+    uint32_t msb = abs_o;
+    int shift = 0;
+    if (abs_o >= 32768u) {
+        shift = 17 - __clz(abs_o);
+        msb = (abs_o + (1u << (shift - 1))) >> shift;
+    }
+    const long long recip = (long long)((1u << 30) / msb);
+    const long long prod = recip * (long long)t;
+    const long long s = o < 0 ? -prod : prod;
+    long long k = (s + (1ll << (14 + shift))) >> (15 + shift);
+    k = k < 0 ? 0 : k;
+    return k > 32768 ? 32768 : k;
+}
+
+template <bool S0>
+__device__ __forceinline__ int restore(int o, int t, bool flag, bool simd, double gain) {
+    const long long k = ratio_q15(o, t);
+    const int rst = wrap_e<S0>((int)((k * (long long)o + 16384) >> 15));
+    if (flag && k > 0 && o != 0) {
+        const double g = __dmul_rn((double)rst, gain);
+        const double tt = (double)t;
+        const double lim = o > 0 ? (g < tt ? g : tt) : (g > tt ? g : tt);
+        return simd ? __double2int_rn(lim) : __double2int_rz(lim);
+    }
+    return rst;
+}
+
+// Whether (oh, ov) and (th, tv) are within 1 degree: int64 dot products rounded to float,
+// compared in double (libvmaf's order of operations).
+__device__ __forceinline__ bool same_direction(int oh, int ov, int th, int tv, double cos_sq) {
+    const long long a = oh, b = ov, c = th, d = tv;
+    const long long dot = (long long)((unsigned long long)(a * c) + (unsigned long long)(b * d));
+    const long long om = (long long)((unsigned long long)(a * a) + (unsigned long long)(b * b));
+    const long long tm = (long long)((unsigned long long)(c * c) + (unsigned long long)(d * d));
+    const double q = 1.0 / 4096.0;
+    const double dd = __dmul_rn((double)__ll2float_rn(dot), q);
+    const double od = __dmul_rn((double)__ll2float_rn(om), q);
+    const double td = __dmul_rn((double)__ll2float_rn(tm), q);
+    return dd >= 0.0 && __dmul_rn(dd, dd) >= __dmul_rn(__dmul_rn(cos_sq, od), td);
+}
+
+template <bool S0>
+__device__ __forceinline__ void decouple_px(const int o[3], const int t[3], bool simd,
+                                            double gain, double cos_sq, int r[3], int ad[3]) {
+    const bool flag = same_direction(o[0], o[1], t[0], t[1], cos_sq);
+#pragma unroll
+    for (int b = 0; b < 3; ++b) {
+        const int rst = wrap_e<S0>(restore<S0>(o[b], t[b], flag, simd, gain));
+        r[b] = rst;
+        ad[b] = wrap_e<S0>((int)((uint32_t)t[b] - (uint32_t)rst));
+    }
+}
+
+// Scale-0 CSF value as libvmaf stores it (int16).
+__device__ __forceinline__ int csf0(long long mul, long long add, int shift, int v) {
+    return wrap16((int32_t)((uint32_t)mul * (uint32_t)v + (uint32_t)add) >> shift);
+}
+
+template <bool S0>
+__device__ __forceinline__ int csf_abs(const MaskArgs& m, int b, int v) {
+    if (S0) {
+        const int c = csf0(m.mul[b], m.csf_add[b], m.csf_shift[b], v);
+        return c < 0 ? -c : c;
+    }
+    const uint32_t av = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    const unsigned long long p = (unsigned long long)m.mul[b] * av;
+    return (int)((p + (1ull << 27) - (v < 0 ? 1ull : 0ull)) >> 28);
+}
+
+// ((F * a) - 2^31) >> 32 of libvmaf (its rounding constant is an int32 holding -2^31).
+__device__ __forceinline__ int q32_term(unsigned long long f, int a) {
+    return (int)((f * (unsigned long long)(uint32_t)a + (1ull << 31)) >> 32) - 1;
+}
+
+template <bool S0>
+__device__ __forceinline__ int flt(int a) {
+    return S0 ? wrap16((kOneBy30Q17 * a + 2048) >> 12) : q32_term(kOneBy30Q32, a);
+}
+
+template <bool S0>
+__device__ __forceinline__ int centre(int a, bool simd) {
+    if (S0) {
+        const int c = (kOneBy15Q17 * a + 2048) >> 12;
+        return simd ? c : wrap16(c);
+    }
+    return q32_term(kOneBy15Q32, a);
+}
+
+template <bool S0>
+__device__ __forceinline__ int masked(const MaskArgs& m, int b, int t, int thr) {
+    int x;
+    if (S0) {
+        const int p = (int)((uint32_t)t * (uint32_t)m.mul[b]);
+        const int ap = p < 0 ? (int)(0u - (uint32_t)p) : p;
+        x = (int)((uint32_t)ap - ((uint32_t)thr << m.thr_shift[b]));
+    } else {
+        x = (int)((uint32_t)csf_abs<false>(m, b, t) - (uint32_t)thr);
+    }
+    return x > 0 ? x : 0;
+}
+
+__device__ __forceinline__ unsigned long long cube(const MaskArgs& m, int b, int x) {
+    const int sq = (int)(((long long)x * x + m.sq_add[b]) >> m.sq_shift[b]);
+    return (unsigned long long)(((long long)sq * x + m.cub_add[b]) >> m.cub_shift[b]);
+}
+
+template <bool S0>
+__device__ __forceinline__ unsigned long long den_term(const MaskArgs& m, int v) {
+    const unsigned long long a = v < 0 ? 0ull - (unsigned long long)(long long)v
+                                       : (unsigned long long)v;
+    if (S0) return a * a * a;
+    const unsigned long long sq = (a * a + m.den_sq_add) >> m.den_sq_shift;
+    return (sq * a + m.den_cub_add) >> m.den_cub_shift;
+}
+
+__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+template <typename E, bool S0>
+__device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
+    constexpr int kHx = kTx + 2, kHy = kTy + 2, kHalo = kHx * kHy;
+    __shared__ int s_sr[kHalo];    // S of the masker r (sum of |csf| / 30 terms)
+    __shared__ int s_sa[kHalo];    // S of the masker a
+    __shared__ int s_ra[6][kHalo];  // r h, v, d, a h, v, d
+    const int tid = threadIdx.y * kTx + threadIdx.x;
+    const int x0 = m.cm_x0 + bx * kTx, y0 = m.cm_y0 + by * kTy;
+    const E* bands = reinterpret_cast<const E*>(m.bands);
+    const unsigned long long bs = m.band_stride;
+
+    for (int p = tid; p < kHalo; p += kThreads) {
+        const int hy = p / kHx, hx = p % kHx;
+        // masking neighbours mirror as -1 -> 1, n -> n - 1
+        int y = y0 - 1 + hy, x = x0 - 1 + hx;
+        // (rows and columns past the score region of partial tiles are clamped: unused)
+        y = y < 0 ? 1 : (y >= m.h ? m.h - 1 : y);
+        x = x < 0 ? 1 : (x >= m.w ? m.w - 1 : x);
+        const unsigned long long at = (unsigned long long)y * m.pitch + x;
+        int o[3], t[3], r[3], ad[3];
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            // bands 1..3 of each picture are v, h, d; libvmaf's theta order is h, v, d
+            const int band = b == 0 ? 2 : (b == 1 ? 1 : 3);
+            o[b] = bands[band * bs + at];
+            t[b] = bands[(4 + band) * bs + at];
+        }
+        const bool simd = x >= m.dec_s0 && x < m.dec_s1;
+        decouple_px<S0>(o, t, simd, m.gain_limit, m.cos_1deg_sq, r, ad);
+        int sr = 0, sa = 0;
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            sr = (int)((uint32_t)sr + (uint32_t)flt<S0>(csf_abs<S0>(m, b, r[b])));
+            sa = (int)((uint32_t)sa + (uint32_t)flt<S0>(csf_abs<S0>(m, b, ad[b])));
+            s_ra[b][p] = r[b];
+            s_ra[3 + b][p] = ad[b];
+        }
+        s_sr[p] = sr;
+        s_sa[p] = sa;
+    }
+    __syncthreads();
+
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i = y0 + ty, j = x0 + tx;
+    unsigned long long sums[kSums];
+#pragma unroll
+    for (int q = 0; q < kSums; ++q) sums[q] = 0;
+    if (i < m.cm_y1 && j < m.cm_x1) {
+        const int c = (ty + 1) * kHx + tx + 1;
+        uint32_t box_r = 0, box_a = 0;
+#pragma unroll
+        for (int dy = -1; dy <= 1; ++dy) {
+#pragma unroll
+            for (int dx = -1; dx <= 1; ++dx) {
+                box_r += (uint32_t)s_sr[c + dy * kHx + dx];
+                box_a += (uint32_t)s_sa[c + dy * kHx + dx];
+            }
+        }
+        const bool simd = S0 && i >= m.simd_y0 && i < m.simd_y1 && j >= m.simd_x0 &&
+                          j < m.simd_x1;
+        uint32_t cen_r = 0, cen_a = 0;
+        int r[3], ad[3];
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            r[b] = s_ra[b][c];
+            ad[b] = s_ra[3 + b][c];
+            cen_r += (uint32_t)centre<S0>(csf_abs<S0>(m, b, r[b]), simd);
+            cen_a += (uint32_t)centre<S0>(csf_abs<S0>(m, b, ad[b]), simd);
+        }
+        // threshold of the masker: 8 neighbours' |csf| / 30 plus the centre's |csf| / 15
+        const int thr_a = (int)(box_a - (uint32_t)s_sa[c] + cen_a);
+        const int thr_r = (int)(box_r - (uint32_t)s_sr[c] + cen_r);
+        const unsigned long long at = (unsigned long long)i * m.pitch + j;
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            sums[b] = cube(m, b, masked<S0>(m, b, r[b], thr_a));
+            sums[3 + b] = cube(m, b, masked<S0>(m, b, ad[b], thr_r));
+            const int band = b == 0 ? 2 : (b == 1 ? 1 : 3);
+            sums[6 + b] = den_term<S0>(m, bands[band * bs + at]);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < kSums; ++q) sums[q] = warp_sum(sums[q]);
+    if (tx == 0 && i < m.cm_y1) {
+        unsigned long long* out = reinterpret_cast<unsigned long long*>(m.parts) +
+                                  ((unsigned long long)(i - m.cm_y0) * m.tiles_x + bx) *
+                                      kSums;
+#pragma unroll
+        for (int q = 0; q < kSums; ++q) out[q] = sums[q];
+    }
+}
+
+}  // namespace adm
+
+using namespace adm;
+
+extern "C" __global__ void __launch_bounds__(kThreads) adm_dwt0_u8(DwtArgs a) {
+    dwt<uint8_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) adm_dwt0_u16(DwtArgs a) {
+    dwt<uint16_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
+}
+
+// Masking of scale s fused with the (independent) DWT of scale s + 1: one launch, blocks
+// [0, mask_blocks) mask (tiles_x wide), the rest transform (dwt_tiles_x wide). Fewer kernel
+// boundaries on the frame's critical path, and the small scales fill the GPU better together.
+extern "C" __global__ void __launch_bounds__(kThreads)
+adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
+    const int b = blockIdx.x;
+    if (b < mask_blocks) {
+        mask<int16_t, true>(m, b % m.tiles_x, b / m.tiles_x);
+    } else {
+        dwt<int16_t, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
+                                     (b - mask_blocks) / dwt_tiles_x);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads)
+adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
+    const int b = blockIdx.x;
+    if (b < mask_blocks) {
+        mask<int32_t, false>(m, b % m.tiles_x, b / m.tiles_x);
+    } else {
+        dwt<int32_t, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
+                                     (b - mask_blocks) / dwt_tiles_x);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) adm_mask123(MaskArgs m) {
+    mask<int32_t, false>(m, blockIdx.x, blockIdx.y);
+}
+
+// Row -1 of the scale-3 reference input when that input is 3..4 rows tall (pictures 17..32 rows
+// tall): in libvmaf's buffers it is the tail of the scale-0 AIM CSF d band (row h0 - 2, pairs of
+// int16 read as one int32). One thread per output word j < n.
+extern "C" __global__ void __launch_bounds__(kThreads)
+adm_fill_oob(MaskArgs m, int row, int csf_x0, int csf_x1, int n, unsigned long long out) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const int16_t* bands = reinterpret_cast<const int16_t*>(m.bands);
+    uint32_t halves[2];
+    for (int q = 0; q < 2; ++q) {
+        const int col = 2 * j + q;
+        halves[q] = 0;
+        if (col < csf_x0 || col >= csf_x1 || col >= m.w) continue;
+        const unsigned long long at = (unsigned long long)row * m.pitch + col;
+        int o[3], t[3], r[3], ad[3];
+        for (int b = 0; b < 3; ++b) {
+            const int band = b == 0 ? 2 : (b == 1 ? 1 : 3);
+            o[b] = bands[band * m.band_stride + at];
+            t[b] = bands[(4 + band) * m.band_stride + at];
+        }
+        const bool simd = col >= m.dec_s0 && col < m.dec_s1;
+        decouple_px<true>(o, t, simd, m.gain_limit, m.cos_1deg_sq, r, ad);
+        halves[q] = (uint16_t)csf0(m.mul[2], m.csf_add[2], m.csf_shift[2], r[2]);
+    }
+    reinterpret_cast<int*>(out)[j] = (int)((halves[1] << 16) | halves[0]);
+}
+
+// Per-row finish of all four scales: each warp adds one score-region row's tile sums, applies
+// libvmaf's per-row rounding, and each block writes its rows' total; the last block adds those.
+extern "C" __global__ void __launch_bounds__(kThreads) adm_finish(FinishArgs f) {
+    __shared__ unsigned long long s_part[kTy][kSums];
+    __shared__ bool s_last;
+    const int scale = blockIdx.y;
+    const FinishScale& s = f.s[scale];
+    const int lane = threadIdx.x, warp = threadIdx.y;
+    const int row = blockIdx.x * kTy + warp;
+    unsigned long long v[kSums];
+#pragma unroll
+    for (int q = 0; q < kSums; ++q) v[q] = 0;
+    if (row < s.rows) {
+        const unsigned long long* p =
+            reinterpret_cast<const unsigned long long*>(s.parts) +
+            (unsigned long long)row * s.tiles_x * kSums;
+        for (int t = lane; t < s.tiles_x; t += kTx) {
+#pragma unroll
+            for (int q = 0; q < kSums; ++q) v[q] += p[t * kSums + q];
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < kSums; ++q) v[q] = warp_sum(v[q]);
+    if (lane == 0) {
+        if (row < s.rows) {
+            const int y = s.cm_y0 + row;
+            const bool simd_row = y >= s.simd_y0 && y < s.simd_y1;
+#pragma unroll
+            for (int q = 0; q < 6; ++q) {
+                long long inner = (long long)v[q];
+                if (simd_row) inner = (long long)((unsigned long long)inner + s.idle[q % 3]);
+                inner = (long long)((unsigned long long)inner + (unsigned long long)s.inner_add);
+                v[q] = (unsigned long long)(inner >> s.inner_shift);
+            }
+#pragma unroll
+            for (int q = 6; q < kSums; ++q) v[q] = (v[q] + s.den_row_add) >> s.den_row_shift;
+        }
+#pragma unroll
+        for (int q = 0; q < kSums; ++q) s_part[warp][q] = v[q];
+    }
+    __syncthreads();
+    const int tid = warp * kTx + lane;
+    unsigned long long* block_parts = reinterpret_cast<unsigned long long*>(f.block_parts);
+    if (tid < kSums) {
+        unsigned long long acc = 0;
+        for (int w = 0; w < kTy; ++w) acc += s_part[w][tid];
+        block_parts[((unsigned long long)scale * f.blocks_x + blockIdx.x) * kSums + tid] = acc;
+    }
+    // The last block to get here adds every block's totals (threadFenceReduction pattern).
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+        const unsigned total = gridDim.x * gridDim.y;
+        const unsigned ticket = atomicAdd(reinterpret_cast<unsigned*>(f.counter), 1u);
+        s_last = ticket == total - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    unsigned long long* out = reinterpret_cast<unsigned long long*>(f.out);
+    // one warp per output value, lanes across the blocks
+    for (int o = warp; o < 4 * kSums; o += kTy) {
+        const int sc = o / kSums, q = o % kSums;
+        unsigned long long acc = 0;
+        for (int b = lane; b < f.blocks_x; b += kTx) {
+            acc += __ldcg(&block_parts[((unsigned long long)sc * f.blocks_x + b) * kSums + q]);
+        }
+        acc = warp_sum(acc);
+        if (lane == 0) out[o] = acc;
+    }
+    if (tid == 0) *reinterpret_cast<unsigned*>(f.counter) = 0;
+}

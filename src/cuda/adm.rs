@@ -1,0 +1,660 @@
+//! libvmaf's integer ADM on the GPU: `kernels/adm.cu` computes every integer quantity of one
+//! frame (the per-scale, per-band contrast-masking accumulators and denominator sums,
+//! [`AdmSums`]); the host turns them into scores with the CPU path's own function
+//! ([`AdmGeometry::scores`]), so the doubles are identical to [`AdmExtractor`]'s.
+//!
+//! One [`GpuAdm`] per frame geometry holds the device scratch (the DWT bands of all four scales,
+//! per-row partial sums) and pinned result slots. [`GpuAdm::enqueue`] queues the whole ADM of a
+//! pair of device planes on a stream; after that work completed, [`GpuAdm::scores`] reads the
+//! slot.
+//!
+//! Like libvmaf's (and [`AdmExtractor`]), the computation keeps one word of state from frame to
+//! frame (what some DWT rows read past their end): frames must be enqueued in order, on one
+//! stream (or streams ordered by the caller), and a fresh `GpuAdm` started per libvmaf session.
+//!
+//! [`AdmExtractor`]: crate::features::adm::AdmExtractor
+
+use crate::features::adm::{
+    c_decouple_rect, cos_1deg_sq, den_k, AdmGeometry, AdmScores, AdmSums, BandK, ScaleSetup,
+    MIN_DIMENSION, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT,
+};
+
+use super::context::Context;
+use super::copy::{dtoh_async, memset_async};
+use super::error::{CudaError, CudaResult};
+use super::event::Event;
+use super::kernels;
+use super::memory::{DeviceBuffer, PinnedBuffer};
+use super::module::{arg, Function, LaunchConfig, Module};
+use super::plane::DevicePlane;
+use super::stream::Stream;
+
+/// Tile of every kernel in adm.cu (`kTx` x `kTy` threads, one output per thread).
+const TILE_X: usize = 32;
+const TILE_Y: usize = 8;
+/// Integer results per scale: num h, v, d, aim h, v, d, den h, v, d (adm.cu's `kSums`).
+const SUMS: usize = 9;
+/// Band rows are padded to a multiple of this many elements.
+const PITCH_ELEMS: usize = 64;
+/// Layout of the state buffer: DWT words kept between levels and frames, the finish kernel's
+/// block counter, then the out-of-bounds row of tiny pictures.
+const STATE_WORDS: usize = 7;
+const COUNTER_OFFSET: usize = 32;
+const OOB_OFFSET: usize = 64;
+
+/// The ADM kernels of one context; cheap to clone.
+#[derive(Clone)]
+pub struct AdmKernels {
+    dwt0_u8: Function,
+    dwt0_u16: Function,
+    mask0_dwt1: Function,
+    mask123_dwt23: Function,
+    mask123: Function,
+    fill_oob: Function,
+    finish: Function,
+    module: Module,
+}
+
+impl AdmKernels {
+    pub fn load(ctx: &Context) -> CudaResult<AdmKernels> {
+        let module = kernels::ADM.load(ctx)?;
+        Ok(AdmKernels {
+            dwt0_u8: module.function("adm_dwt0_u8")?,
+            dwt0_u16: module.function("adm_dwt0_u16")?,
+            mask0_dwt1: module.function("adm_mask0_dwt1")?,
+            mask123_dwt23: module.function("adm_mask123_dwt23")?,
+            mask123: module.function("adm_mask123")?,
+            fill_oob: module.function("adm_fill_oob")?,
+            finish: module.function("adm_finish")?,
+            module,
+        })
+    }
+
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+}
+
+/// adm.cu's `DwtArgs` (same field order and types).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct DwtArgs {
+    reference: u64,
+    distorted: u64,
+    ref_pitch: u64,
+    dis_pitch: u64,
+    out: u64,
+    out_pitch: u64,
+    band_stride: u64,
+    state: u64,
+    oob_ref: u64,
+    w_in: i32,
+    h_in: i32,
+    w_out: i32,
+    h_out: i32,
+    scale: i32,
+    bpc: i32,
+    vp_add: i32,
+    vp_shift: i32,
+    hp_add: i32,
+    hp_shift: i32,
+    tail: i32,
+    oob_rows: i32,
+    oob_cols: i32,
+    next_tail_x: i32,
+    frame_word_x: i32,
+    pad: i32,
+}
+
+/// adm.cu's `MaskArgs`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct MaskArgs {
+    bands: u64,
+    pitch: u64,
+    band_stride: u64,
+    parts: u64,
+    gain_limit: f64,
+    cos_1deg_sq: f64,
+    mul: [i64; 3],
+    csf_add: [i64; 3],
+    sq_add: [i64; 3],
+    cub_add: [i64; 3],
+    den_sq_add: u64,
+    den_cub_add: u64,
+    csf_shift: [i32; 3],
+    thr_shift: [i32; 3],
+    sq_shift: [i32; 3],
+    cub_shift: [i32; 3],
+    den_sq_shift: i32,
+    den_cub_shift: i32,
+    w: i32,
+    h: i32,
+    cm_x0: i32,
+    cm_x1: i32,
+    cm_y0: i32,
+    cm_y1: i32,
+    simd_x0: i32,
+    simd_x1: i32,
+    simd_y0: i32,
+    simd_y1: i32,
+    dec_s0: i32,
+    dec_s1: i32,
+    tiles_x: i32,
+    pad: i32,
+}
+
+/// adm.cu's `FinishScale`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct FinishScale {
+    parts: u64,
+    idle: [i64; 3],
+    inner_add: i64,
+    den_row_add: u64,
+    rows: i32,
+    tiles_x: i32,
+    cm_y0: i32,
+    simd_y0: i32,
+    simd_y1: i32,
+    inner_shift: i32,
+    den_row_shift: i32,
+    pad: i32,
+}
+
+/// adm.cu's `FinishArgs`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct FinishArgs {
+    scales: [FinishScale; 4],
+    block_parts: u64,
+    counter: u64,
+    out: u64,
+    blocks_x: i32,
+    pad: i32,
+}
+
+/// What one scale's launches need.
+struct ScalePlan {
+    dwt: DwtArgs,
+    dwt_grid: (u32, u32, u32),
+    mask: MaskArgs,
+    mask_grid: (u32, u32, u32),
+}
+
+/// The out-of-bounds row launch of pictures 17..32 rows tall (see `adm_fill_oob`).
+struct OobPlan {
+    row: i32,
+    csf_x0: i32,
+    csf_x1: i32,
+    n: i32,
+    out: u64,
+}
+
+/// ADM of one frame geometry on one context: device scratch and pinned result slots.
+pub struct GpuAdm {
+    // Completion of each slot's last frame (Drop waits for them before freeing anything).
+    done: Vec<Option<Event>>,
+    slots: Vec<PinnedBuffer>,
+    plans: [ScalePlan; 4],
+    oob: Option<OobPlan>,
+    finish: FinishArgs,
+    finish_grid: (u32, u32, u32),
+    geometry: AdmGeometry,
+    width: usize,
+    height: usize,
+    bpc: u32,
+    kernels: AdmKernels,
+    ctx: Context,
+    // Device memory, kept alive for the kernels' raw pointers above.
+    _bands: Vec<DeviceBuffer>,
+    _parts: Vec<DeviceBuffer>,
+    _block_parts: DeviceBuffer,
+    _state: DeviceBuffer,
+    out: DeviceBuffer,
+}
+
+fn to_i32(v: usize, what: &str) -> CudaResult<i32> {
+    i32::try_from(v).map_err(|_| CudaError::InvalidArgument(format!("ADM {what} {v} too large")))
+}
+
+fn blocks(n: usize, per: usize) -> CudaResult<u32> {
+    u32::try_from(n.div_ceil(per))
+        .map_err(|_| CudaError::InvalidArgument(format!("ADM launch of {n} too large")))
+}
+
+/// libvmaf's cube of a masked value 0: non-zero only when the cube's rounding constant
+/// exceeds 2^shift (the shift-0 case), which idle AVX-512 lanes add.
+fn cube_of_zero(k: &BandK) -> i64 {
+    // ((0 * 0 + sq_add) >> sq_shift) * 0 vanishes: only the rounding constant remains
+    k.cub_add >> k.cub_shift
+}
+
+impl GpuAdm {
+    /// Sets up ADM of `width` x `height` planes of `bpc` bits (8..=16, at least 18x18) with
+    /// `slots` pinned result slots, allocating all scratch.
+    pub fn new(
+        ctx: &Context,
+        kernels: AdmKernels,
+        width: usize,
+        height: usize,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        slots: usize,
+    ) -> CudaResult<GpuAdm> {
+        if !kernels.module.context().same_as(ctx) {
+            return Err(CudaError::InvalidArgument(
+                "ADM kernels loaded in another context".into(),
+            ));
+        }
+        if !(8..=16).contains(&bpc) {
+            return Err(CudaError::InvalidArgument(format!("ADM bit depth {bpc}")));
+        }
+        if width < MIN_DIMENSION || height < MIN_DIMENSION {
+            return Err(CudaError::InvalidArgument(format!(
+                "ADM needs at least {MIN_DIMENSION}x{MIN_DIMENSION} pixels, got {width}x{height}"
+            )));
+        }
+        if slots == 0 {
+            return Err(CudaError::InvalidArgument("ADM with 0 result slots".into()));
+        }
+        to_i32(4 * width, "width")?;
+        to_i32(height, "height")?;
+        let geometry = AdmGeometry::new(width, height, bpc);
+        let scales = geometry.scales();
+
+        // Scratch: per scale the 8 bands and the per-row tile sums.
+        let mut bands = Vec::with_capacity(4);
+        let mut parts = Vec::with_capacity(4);
+        let mut pitches = [0usize; 4];
+        for (s, setup) in scales.iter().enumerate() {
+            let elem = if s == 0 { 2 } else { 4 };
+            let pitch = setup.w.div_ceil(PITCH_ELEMS) * PITCH_ELEMS;
+            pitches[s] = pitch;
+            bands.push(DeviceBuffer::new(ctx, 8 * pitch * setup.h * elem)?);
+            let cm = setup.geom.cm;
+            let tiles = (cm.x1 - cm.x0).div_ceil(TILE_X);
+            parts.push(DeviceBuffer::new(ctx, (cm.y1 - cm.y0) * tiles * SUMS * 8)?);
+        }
+        let max_rows = scales
+            .iter()
+            .map(|s| s.geom.cm.y1 - s.geom.cm.y0)
+            .max()
+            .unwrap_or(1);
+        let blocks_x = max_rows.div_ceil(TILE_Y);
+        let block_parts = DeviceBuffer::new(ctx, 4 * blocks_x * SUMS * 8)?;
+        let state_bytes = OOB_OFFSET + 4 * scales[0].w;
+        let mut state = DeviceBuffer::new(ctx, state_bytes)?;
+        let out = DeviceBuffer::new(ctx, 4 * SUMS * 8)?;
+        {
+            // The state words start at 0 (libvmaf's fresh scratch memory), as does the counter.
+            let stream = Stream::new(ctx)?;
+            state.fill(0, &stream)?;
+        }
+        let slot_buffers = (0..slots)
+            .map(|_| PinnedBuffer::new(ctx, 4 * SUMS * 8))
+            .collect::<CudaResult<Vec<_>>>()?;
+
+        let cos_1deg_sq = cos_1deg_sq() as f64;
+        let mut finish = FinishArgs {
+            block_parts: block_parts.ptr(),
+            counter: state.ptr() + COUNTER_OFFSET as u64,
+            out: out.ptr(),
+            blocks_x: to_i32(blocks_x, "rows")?,
+            ..FinishArgs::default()
+        };
+        let mut plans = Vec::with_capacity(4);
+        for (s, setup) in scales.iter().enumerate() {
+            let pitch = pitches[s];
+            let band_stride = (pitch * setup.h) as u64;
+            let (in_w, in_h) = if s == 0 {
+                (width, height)
+            } else {
+                (scales[s - 1].w, scales[s - 1].h)
+            };
+            let mut dwt = DwtArgs {
+                out: bands[s].ptr(),
+                out_pitch: pitch as u64,
+                band_stride,
+                state: state.ptr(),
+                w_in: to_i32(in_w, "width")?,
+                h_in: to_i32(in_h, "height")?,
+                w_out: to_i32(setup.w, "width")?,
+                h_out: to_i32(setup.h, "height")?,
+                scale: s as i32,
+                bpc: bpc as i32,
+                tail: setup.dwt_tail as i32,
+                next_tail_x: -1,
+                frame_word_x: -1,
+                ..DwtArgs::default()
+            };
+            if s > 0 {
+                let prev_elem = if s == 1 { 2u64 } else { 4 };
+                let prev_stride = (pitches[s - 1] * scales[s - 1].h) as u64;
+                // Input: the previous scale's a bands (band 0 of each picture).
+                dwt.reference = bands[s - 1].ptr();
+                dwt.distorted = bands[s - 1].ptr() + 4 * prev_stride * prev_elem;
+                dwt.ref_pitch = pitches[s - 1] as u64 * prev_elem;
+                dwt.dis_pitch = dwt.ref_pitch;
+                dwt.vp_add = S123_VP_ADD[s - 1] as i32;
+                dwt.vp_shift = S123_VP_SHIFT[s - 1] as i32;
+                dwt.hp_add = S123_HP_ADD[s - 1] as i32;
+                dwt.hp_shift = S123_HP_SHIFT[s - 1] as i32;
+                dwt.oob_rows = setup.oob_rows as i32;
+                dwt.oob_cols = (setup.w == 2) as i32;
+                dwt.oob_ref = state.ptr() + OOB_OFFSET as u64;
+                if s < 3 {
+                    dwt.next_tail_x = to_i32(4 * setup.w, "width")?;
+                }
+                if width < 4 * in_w {
+                    dwt.frame_word_x = to_i32(width, "width")?;
+                }
+            }
+            let g = &setup.geom;
+            let (cm, simd) = (g.cm, g.simd);
+            let tiles_x = (cm.x1 - cm.x0).div_ceil(TILE_X);
+            let dk = den_k(s, cm);
+            let k = &setup.k;
+            let mask = MaskArgs {
+                bands: bands[s].ptr(),
+                pitch: pitch as u64,
+                band_stride,
+                parts: parts[s].ptr(),
+                gain_limit: enhn_gain_limit,
+                cos_1deg_sq,
+                mul: k.map(|k| k.mul),
+                csf_add: k.map(|k| k.csf_add),
+                sq_add: k.map(|k| k.sq_add),
+                cub_add: k.map(|k| k.cub_add),
+                den_sq_add: dk.sq_add,
+                den_cub_add: dk.cub_add,
+                csf_shift: k.map(|k| k.csf_shift as i32),
+                thr_shift: k.map(|k| k.thr_shift as i32),
+                sq_shift: k.map(|k| k.sq_shift as i32),
+                cub_shift: k.map(|k| k.cub_shift as i32),
+                den_sq_shift: dk.sq_shift as i32,
+                den_cub_shift: dk.cub_shift as i32,
+                w: dwt.w_out,
+                h: dwt.h_out,
+                cm_x0: cm.x0 as i32,
+                cm_x1: cm.x1 as i32,
+                cm_y0: cm.y0 as i32,
+                cm_y1: cm.y1 as i32,
+                simd_x0: simd.x0 as i32,
+                simd_x1: simd.x1 as i32,
+                simd_y0: simd.y0 as i32,
+                simd_y1: simd.y1 as i32,
+                dec_s0: setup.decouple_simd.0 as i32,
+                dec_s1: setup.decouple_simd.1 as i32,
+                tiles_x: to_i32(tiles_x, "width")?,
+                pad: 0,
+            };
+            let idle = if simd.x1 > simd.x0 && simd.y1 > simd.y0 {
+                2 * ((simd.x1 - simd.x0) / 14) as i64
+            } else {
+                0
+            };
+            finish.scales[s] = FinishScale {
+                parts: parts[s].ptr(),
+                idle: k.map(|k| idle.wrapping_mul(cube_of_zero(&k))),
+                inner_add: g.inner_add,
+                den_row_add: dk.row_add,
+                rows: (cm.y1 - cm.y0) as i32,
+                tiles_x: tiles_x as i32,
+                cm_y0: cm.y0 as i32,
+                simd_y0: simd.y0 as i32,
+                simd_y1: simd.y1 as i32,
+                inner_shift: g.inner_shift as i32,
+                den_row_shift: dk.row_shift as i32,
+                pad: 0,
+            };
+            plans.push(ScalePlan {
+                dwt,
+                dwt_grid: (blocks(setup.w, TILE_X)?, blocks(setup.h, TILE_Y)?, 1),
+                mask,
+                mask_grid: (
+                    blocks(cm.x1 - cm.x0, TILE_X)?,
+                    blocks(cm.y1 - cm.y0, TILE_Y)?,
+                    1,
+                ),
+            });
+        }
+        let oob = scales[3].oob_rows.then(|| oob_plan(scales, &state));
+        let plans: [ScalePlan; 4] = plans
+            .try_into()
+            .map_err(|_| CudaError::InvalidArgument("ADM needs 4 scales".into()))?;
+        Ok(GpuAdm {
+            done: (0..slots).map(|_| None).collect(),
+            slots: slot_buffers,
+            plans,
+            oob,
+            finish,
+            finish_grid: (blocks_x as u32, 4, 1),
+            geometry,
+            width,
+            height,
+            bpc,
+            kernels,
+            ctx: ctx.clone(),
+            _bands: bands,
+            _parts: parts,
+            _block_parts: block_parts,
+            _state: state,
+            out,
+        })
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Number of result slots.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Starts a new libvmaf session on `stream` (the stream the frames go to): the state words
+    /// and the counter return to zero, as in a freshly made `GpuAdm`, without reallocating.
+    pub fn reset(&mut self, stream: &Stream) -> CudaResult<()> {
+        if !stream.context().same_as(&self.ctx) {
+            return Err(CudaError::InvalidArgument(
+                "ADM: stream of another context".into(),
+            ));
+        }
+        // SAFETY: our own state buffer, alive as long as self (whose drop waits for the slots'
+        // last work); ordered after earlier frames by the stream.
+        unsafe { memset_async(self._state.ptr(), 0, self._state.len(), stream) }
+    }
+
+    /// Enqueues the whole ADM of one pair on `stream` (of ctx), reading both planes in place,
+    /// ending with an async copy of the integer results into pinned slot `slot`.
+    ///
+    /// # Safety
+    /// Both planes are device memory of ctx, valid (and unwritten) until the stream work
+    /// completes. Work of earlier frames must be ordered before this one (same stream).
+    pub unsafe fn enqueue(
+        &mut self,
+        stream: &Stream,
+        reference: &DevicePlane,
+        distorted: &DevicePlane,
+        slot: usize,
+    ) -> CudaResult<()> {
+        if slot >= self.slots.len() {
+            return Err(CudaError::InvalidArgument(format!(
+                "ADM slot {slot} of {}",
+                self.slots.len()
+            )));
+        }
+        if !stream.context().same_as(&self.ctx) {
+            return Err(CudaError::InvalidArgument(
+                "ADM: stream of another context".into(),
+            ));
+        }
+        let bps = if self.bpc == 8 { 1 } else { 2 };
+        for (what, p) in [("reference", reference), ("distorted", distorted)] {
+            p.validate()?;
+            if (p.width, p.height, p.bytes_per_sample) != (self.width, self.height, bps) {
+                return Err(CudaError::InvalidArgument(format!(
+                    "ADM {what} device plane {}x{} with {}-byte samples, expected {}x{} {}-bit",
+                    p.width, p.height, p.bytes_per_sample, self.width, self.height, self.bpc
+                )));
+            }
+        }
+        // The previous use of this slot must be over before its pinned memory is rewritten.
+        if let Some(done) = &self.done[slot] {
+            done.synchronize()?;
+        }
+        let block = (TILE_X as u32, TILE_Y as u32, 1);
+        let cfg = |grid| LaunchConfig {
+            grid,
+            block,
+            shared_bytes: 0,
+        };
+        // Launches: dwt0, then (scale-3 oob row), then mask s fused with dwt s+1, mask 3.
+        {
+            let plan = &mut self.plans[0];
+            plan.dwt.reference = reference.ptr;
+            plan.dwt.distorted = distorted.ptr;
+            plan.dwt.ref_pitch = reference.pitch as u64;
+            plan.dwt.dis_pitch = distorted.pitch as u64;
+        }
+        let dwt0 = if self.bpc == 8 {
+            &self.kernels.dwt0_u8
+        } else {
+            &self.kernels.dwt0_u16
+        };
+        let plan0 = &self.plans[0];
+        // SAFETY: the argument is adm.cu's DwtArgs (repr(C) mirror, passed by value); its
+        // pointers are our scratch (alive as long as self, and Drop waits for queued work) and
+        // the caller's planes (valid per this function's contract), all accessed within the
+        // sizes computed in `new`.
+        unsafe { dwt0.launch(stream, cfg(plan0.dwt_grid), &[arg(&plan0.dwt)]) }?;
+        if let Some(oob) = &self.oob {
+            let args = [
+                arg(&plan0.mask),
+                arg(&oob.row),
+                arg(&oob.csf_x0),
+                arg(&oob.csf_x1),
+                arg(&oob.n),
+                arg(&oob.out),
+            ];
+            let grid = blocks(oob.n as usize, TILE_X * TILE_Y)?;
+            // SAFETY: (MaskArgs, int, int, int, int, unsigned long long) as declared in adm.cu;
+            // reads the scale-0 bands written above, `out` holds n <= w0 words of our state.
+            unsafe {
+                self.kernels.fill_oob.launch(
+                    stream,
+                    LaunchConfig::linear(grid, (TILE_X * TILE_Y) as u32),
+                    &args,
+                )
+            }?;
+        }
+        for s in 0..3 {
+            let (mask, next) = (&self.plans[s], &self.plans[s + 1]);
+            let mask_blocks = mask.mask_grid.0 * mask.mask_grid.1;
+            let dwt_blocks = next.dwt_grid.0 * next.dwt_grid.1;
+            let grid = (mask_blocks + dwt_blocks, 1, 1);
+            let (mask_blocks, dwt_tiles_x) = (mask_blocks as i32, next.dwt_grid.0 as i32);
+            let args = [
+                arg(&mask.mask),
+                arg(&next.dwt),
+                arg(&mask_blocks),
+                arg(&dwt_tiles_x),
+            ];
+            let kernel = if s == 0 {
+                &self.kernels.mask0_dwt1
+            } else {
+                &self.kernels.mask123_dwt23
+            };
+            // SAFETY: (MaskArgs, DwtArgs, int, int) as declared in adm.cu; as above.
+            unsafe { kernel.launch(stream, cfg(grid), &args) }?;
+        }
+        let plan3 = &self.plans[3];
+        // SAFETY: MaskArgs as declared in adm.cu; as above.
+        unsafe {
+            self.kernels
+                .mask123
+                .launch(stream, cfg(plan3.mask_grid), &[arg(&plan3.mask)])
+        }?;
+        // SAFETY: FinishArgs mirror; its buffers are our scratch, sized in `new`.
+        unsafe {
+            self.kernels
+                .finish
+                .launch(stream, cfg(self.finish_grid), &[arg(&self.finish)])
+        }?;
+        let bytes = 4 * SUMS * 8;
+        let dst = self.slots[slot].as_mut_ptr();
+        // SAFETY: our 288-byte result buffer into the slot's 288-byte pinned buffer; both live
+        // until the slot's event completed (Drop waits for it).
+        unsafe { dtoh_async(dst, self.out.ptr(), bytes, stream) }?;
+        let event = match self.done[slot].take() {
+            Some(event) => event,
+            None => Event::new(&self.ctx, false)?,
+        };
+        let recorded = event.record(stream);
+        self.done[slot] = Some(event);
+        recorded
+    }
+
+    /// The integer sums of `slot` (after its stream work completed).
+    pub fn sums(&self, slot: usize) -> AdmSums {
+        let mut v = [0u64; 4 * SUMS];
+        if let Some(buf) = self.slots.get(slot) {
+            for (dst, src) in v.iter_mut().zip(buf.as_slice().chunks_exact(8)) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(src);
+                *dst = u64::from_ne_bytes(word);
+            }
+        }
+        let mut sums = AdmSums::default();
+        for s in 0..4 {
+            for b in 0..3 {
+                sums.num[s][b] = v[s * SUMS + b] as i64;
+                sums.aim[s][b] = v[s * SUMS + 3 + b] as i64;
+                sums.den[s][b] = v[s * SUMS + 6 + b];
+            }
+        }
+        sums
+    }
+
+    /// After the stream work of `slot` completed: identical to `AdmExtractor::extract`.
+    pub fn scores(&self, slot: usize) -> AdmScores {
+        self.geometry.scores(&self.sums(slot))
+    }
+}
+
+impl Drop for GpuAdm {
+    fn drop(&mut self) {
+        // Queued kernels and copies use our buffers: wait for them before they are freed.
+        for event in self.done.iter().flatten() {
+            if let Err(e) = event.synchronize() {
+                eprintln!("vmafcuda: waiting for ADM work before freeing its buffers: {e}");
+            }
+        }
+    }
+}
+
+/// Where the scale-3 DWT of a picture 17..32 rows tall finds its reference row -1.
+fn oob_plan(scales: &[ScaleSetup], state: &DeviceBuffer) -> OobPlan {
+    let s0 = &scales[0];
+    let (w0, h0) = (s0.w, s0.h);
+    let csf = c_decouple_rect(w0, h0);
+    let row = h0 - 2;
+    let (x0, x1) = if row >= csf.y0 && row < csf.y1 {
+        (csf.x0, csf.x1.min(w0))
+    } else {
+        (0, 0)
+    };
+    OobPlan {
+        row: row as i32,
+        csf_x0: x0 as i32,
+        csf_x1: x1 as i32,
+        n: scales[3].in_w as i32,
+        out: state.ptr() + OOB_OFFSET as u64,
+    }
+}
+
+const _: () = assert!(STATE_WORDS * 4 <= COUNTER_OFFSET && COUNTER_OFFSET + 4 <= OOB_OFFSET);
+const _: () = assert!(std::mem::size_of::<DwtArgs>() == 136);
+const _: () = assert!(std::mem::size_of::<MaskArgs>() == 272);
+const _: () = assert!(std::mem::size_of::<FinishArgs>() == 352);

@@ -1,0 +1,202 @@
+//! libvmaf's integer motion on the GPU: per frame, the integer sum of |blurred(prev - cur)| of
+//! the reference luma (`kernels/motion.cu`). The temporal logic (sad score, motion2 = min of
+//! neighbours, motion3, the first frame's 0) stays on the host in
+//! [`crate::features::motion::MotionExtractor`], shared with the CPU path, so the doubles are
+//! identical.
+//!
+//! The previous reference luma lives in one of two device planes; each launch reads it, reads
+//! the current frame in place and writes the current frame into the other plane, which becomes
+//! the previous one for the next call (ping-pong, no separate copy).
+
+use super::context::Context;
+use super::copy::{dtoh_async, memset_async};
+use super::error::{CudaError, CudaResult};
+use super::kernels;
+use super::memory::{DeviceBuffer, PinnedBuffer};
+use super::module::{arg, Function, LaunchConfig, Module};
+use super::plane::{DevicePlane, DevicePlaneBuf};
+use super::stream::Stream;
+
+/// Tile of one block in motion.cu (`kTileW` x `kTileH`), 256 threads.
+const TILE_W: usize = 64;
+const TILE_H: usize = 16;
+const THREADS: u32 = 256;
+/// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
+/// this could wrap it, which the kernel does not reproduce.
+pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
+
+/// The motion kernels of one context; cheap to clone.
+#[derive(Clone)]
+pub struct MotionKernels {
+    sad_u8: Function,
+    sad_u16: Function,
+    module: Module,
+}
+
+impl MotionKernels {
+    pub fn load(ctx: &Context) -> CudaResult<MotionKernels> {
+        let module = kernels::MOTION.load(ctx)?;
+        Ok(MotionKernels {
+            sad_u8: module.function("motion_sad_u8")?,
+            sad_u16: module.function("motion_sad_u16")?,
+            module,
+        })
+    }
+
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+}
+
+/// Motion of one session (shot): the previous reference luma on the device and per-slot sums.
+pub struct GpuMotion {
+    kernels: MotionKernels,
+    prev: [DevicePlaneBuf; 2],
+    /// Which of `prev` holds the previous frame.
+    current: usize,
+    /// Frames enqueued in this session.
+    frames: usize,
+    /// One `u64` accumulator per slot.
+    acc: DeviceBuffer,
+    host: PinnedBuffer,
+    /// Whether the slot's frame had a predecessor (a sum to read).
+    has_sum: Vec<bool>,
+    width: usize,
+    height: usize,
+    bpc: u32,
+}
+
+impl GpuMotion {
+    pub fn new(
+        ctx: &Context,
+        kernels: MotionKernels,
+        width: usize,
+        height: usize,
+        bpc: u32,
+        slots: usize,
+    ) -> CudaResult<GpuMotion> {
+        if !(8..=16).contains(&bpc) {
+            return Err(CudaError::InvalidArgument(format!(
+                "motion: bit depth {bpc}"
+            )));
+        }
+        if width == 0 || height == 0 || width > MAX_WIDTH || slots == 0 {
+            return Err(CudaError::InvalidArgument(format!(
+                "motion: {width}x{height} with {slots} slots"
+            )));
+        }
+        let bps = if bpc == 8 { 1 } else { 2 };
+        let prev = [
+            DevicePlaneBuf::new(ctx, width, height, bps)?,
+            DevicePlaneBuf::new(ctx, width, height, bps)?,
+        ];
+        Ok(GpuMotion {
+            kernels,
+            prev,
+            current: 0,
+            frames: 0,
+            acc: DeviceBuffer::new(ctx, 8 * slots)?,
+            host: PinnedBuffer::new(ctx, 8 * slots)?,
+            has_sum: vec![false; slots],
+            width,
+            height,
+            bpc,
+        })
+    }
+
+    /// Starts a new session: the next frame is a first frame (no motion).
+    pub fn reset(&mut self) {
+        self.frames = 0;
+    }
+
+    /// Enqueues the motion sum of the next reference frame into `slot`.
+    ///
+    /// # Safety
+    /// `reference` is device memory of this context with this geometry, valid until the work
+    /// enqueued here has completed on `stream`; `slot`'s previous result has been read.
+    pub unsafe fn enqueue(
+        &mut self,
+        stream: &Stream,
+        reference: &DevicePlane,
+        slot: usize,
+    ) -> CudaResult<()> {
+        let bps = if self.bpc == 8 { 1 } else { 2 };
+        reference.validate()?;
+        if (
+            reference.width,
+            reference.height,
+            reference.bytes_per_sample,
+        ) != (self.width, self.height, bps)
+        {
+            return Err(CudaError::InvalidArgument(format!(
+                "motion: plane {}x{} ({} bytes/sample), expected {}x{} ({bps})",
+                reference.width,
+                reference.height,
+                reference.bytes_per_sample,
+                self.width,
+                self.height
+            )));
+        }
+        if slot >= self.has_sum.len() {
+            return Err(CudaError::InvalidArgument(format!("motion: slot {slot}")));
+        }
+        let compute = i32::from(self.frames > 0);
+        let acc = self.acc.ptr_at(8 * slot, 8)?;
+        if compute != 0 {
+            // SAFETY: 8 bytes of our accumulator, which outlives the stream's work (owner).
+            unsafe { memset_async(acc, 0, 8, stream) }?;
+        }
+        let prev = self.prev[self.current].plane();
+        let store = self.prev[1 - self.current].plane();
+        let (w, h, bpc) = (self.width as i32, self.height as i32, self.bpc as i32);
+        let args = [
+            arg(&prev.ptr),
+            arg(&prev.pitch),
+            arg(&reference.ptr),
+            arg(&reference.pitch),
+            arg(&store.ptr),
+            arg(&store.pitch),
+            arg(&w),
+            arg(&h),
+            arg(&bpc),
+            arg(&compute),
+            arg(&acc),
+        ];
+        let config = LaunchConfig {
+            grid: (
+                self.width.div_ceil(TILE_W) as u32,
+                self.height.div_ceil(TILE_H) as u32,
+                1,
+            ),
+            block: (THREADS, 1, 1),
+            shared_bytes: 0,
+        };
+        let f = if self.bpc == 8 {
+            &self.kernels.sad_u8
+        } else {
+            &self.kernels.sad_u16
+        };
+        // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
+        // size_t, int w, int h, int bpc, int compute, unsigned long long* acc): CUdeviceptr and
+        // usize match pointers and size_t, i32 matches int. prev/store are our planes of this
+        // geometry, the reference is valid per the caller, acc holds 8 bytes.
+        unsafe { f.launch(stream, config, &args) }?;
+        if compute != 0 {
+            // SAFETY: 8 bytes from our accumulator into our pinned slot; both owned by self.
+            unsafe { dtoh_async(self.host.as_mut_ptr().add(8 * slot), acc, 8, stream) }?;
+        }
+        self.has_sum[slot] = compute != 0;
+        self.current = 1 - self.current;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// After `slot`'s work completed: the frame's sum (`None` for a session's first frame).
+    pub fn sum(&self, slot: usize) -> CudaResult<Option<u64>> {
+        if !self.has_sum.get(slot).copied().unwrap_or(false) {
+            return Ok(None);
+        }
+        let sums = self.host.typed::<u64>(self.has_sum.len())?;
+        Ok(Some(sums[slot]))
+    }
+}

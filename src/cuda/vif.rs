@@ -1,0 +1,376 @@
+//! libvmaf's integer VIF on the GPU for one luma pair: the four scales' integer accumulators
+//! from `kernels/vif.cu`, then the CPU engine's own conversion
+//! ([`features::vif::scores_from_sums`]), so the doubles are identical to
+//! [`VifExtractor::extract`](crate::features::vif::VifExtractor::extract)'s.
+//!
+//! Per frame: one fused kernel per scale (moments, statistic, block sums, and the next scale's
+//! decimated planes into scratch buffers of [`GpuVif`]), one reduction, and an asynchronous
+//! copy of the 16 sums into a pinned result slot. Nothing is allocated per frame.
+
+use std::sync::Arc;
+
+use crate::features::vif::{self as cpu, VifScores, VifSums, MIN_DIMENSION};
+
+use super::context::Context;
+use super::copy::dtoh_async;
+use super::error::{CudaError, CudaResult};
+use super::event::Event;
+use super::kernels;
+use super::memory::{DeviceBuffer, PinnedBuffer};
+use super::module::{arg, Function, LaunchConfig, Module};
+use super::plane::DevicePlane;
+use super::stream::Stream;
+
+/// Threads per block of `vif_reduce` (vif.cu's `kThreads`).
+const THREADS: u32 = 256;
+/// Output tile (width, height) of each scale's kernel, one thread per 4 pixels (vif.cu's
+/// `kBig*` for scales 0 and 1, `kSmall*` for 2 and 3).
+const TILES: [(usize, usize); 4] = [(64, 16), (64, 16), (32, 8), (32, 8)];
+/// The sums of one frame: 4 scales x (num_log, den_log, num_non_log, den_non_log), `u64` each.
+const SUMS: usize = 16;
+const SUMS_BYTES: usize = SUMS * 8;
+
+/// The VIF kernels of one context and the device copy of the CPU's log2 table; cheap to clone.
+#[derive(Clone)]
+pub struct VifKernels {
+    scale0_u8: Function,
+    scale0_u16: Function,
+    /// Scales 1..=3.
+    scales: [Function; 3],
+    reduce: Function,
+    /// [`cpu::log2_table`], 65536 `u16`.
+    table: Arc<DeviceBuffer>,
+    module: Module,
+}
+
+impl VifKernels {
+    /// Loads the image and uploads the log2 table (synchronously, on a stream of its own).
+    pub fn load(ctx: &Context) -> CudaResult<VifKernels> {
+        let module = kernels::VIF.load(ctx)?;
+        let table_host: &[u16] = &cpu::log2_table()[..];
+        let mut table = DeviceBuffer::new(ctx, std::mem::size_of_val(table_host))?;
+        let stream = Stream::new(ctx)?;
+        table.upload(table_host, &stream)?;
+        Ok(VifKernels {
+            scale0_u8: module.function("vif_scale0_u8")?,
+            scale0_u16: module.function("vif_scale0_u16")?,
+            scales: [
+                module.function("vif_scale1")?,
+                module.function("vif_scale2")?,
+                module.function("vif_scale3")?,
+            ],
+            reduce: module.function("vif_reduce")?,
+            table: Arc::new(table),
+            module,
+        })
+    }
+
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+}
+
+/// The decimated pictures of one scale above 0, `w` x `h` packed `u16` samples each.
+struct Level {
+    w: usize,
+    h: usize,
+    reference: DeviceBuffer,
+    distorted: DeviceBuffer,
+}
+
+/// VIF of plane pairs of one geometry: device scratch (scales 1..3, per-block partial sums)
+/// and `slots` pinned result slots.
+pub struct GpuVif {
+    /// Recorded after every enqueue; dropping waits for it, so no kernel or copy still uses the
+    /// buffers below when they are freed.
+    done: Event,
+    enqueued: bool,
+    levels: [Level; 3],
+    /// Per-block sums of every scale, one scale after the other, 4 `u64` per block.
+    partial: DeviceBuffer,
+    /// The reduced sums of the last frame.
+    sums: DeviceBuffer,
+    /// `slots` x 16 `u64`.
+    results: PinnedBuffer,
+    kernels: VifKernels,
+    ctx: Context,
+    width: usize,
+    height: usize,
+    bpc: u32,
+    gain_limit: f64,
+    slots: usize,
+    /// Launch grid (tiles across, tiles down) of each scale.
+    grids: [(u32, u32); 4],
+}
+
+impl GpuVif {
+    /// VIF of `width` x `height` pictures of `bpc` bits (8..=16; 8-bit planes hold `u8`, deeper
+    /// ones `u16`) with libvmaf's enhancement-gain limit (1.0..=100.0), with `slots` (>= 1)
+    /// result slots. The same limits as [`cpu::VifExtractor::new`], as errors.
+    pub fn new(
+        ctx: &Context,
+        kernels: VifKernels,
+        width: usize,
+        height: usize,
+        bpc: u32,
+        enhn_gain_limit: f64,
+        slots: usize,
+    ) -> CudaResult<GpuVif> {
+        let invalid = |why: String| Err(CudaError::InvalidArgument(format!("VIF: {why}")));
+        if !kernels.module.context().same_as(ctx) {
+            return invalid("kernels loaded in another context".into());
+        }
+        if width < MIN_DIMENSION || height < MIN_DIMENSION {
+            return invalid(format!(
+                "{width}x{height} below libvmaf's {MIN_DIMENSION}x{MIN_DIMENSION}"
+            ));
+        }
+        // The kernels index with `int`; grids are at most 65535 tiles high.
+        if width > i32::MAX as usize / 2 || height.div_ceil(TILES[0].1) > 65535 {
+            return invalid(format!("{width}x{height} too large"));
+        }
+        if !(8..=16).contains(&bpc) {
+            return invalid(format!("bit depth {bpc}"));
+        }
+        if !(1.0..=cpu::DEFAULT_VIF_ENHN_GAIN_LIMIT).contains(&enhn_gain_limit) {
+            return invalid(format!(
+                "enhancement gain limit {enhn_gain_limit} outside libvmaf's 1.0..=100.0"
+            ));
+        }
+        if slots == 0 {
+            return invalid("no result slots".into());
+        }
+        let level = |k: usize| -> CudaResult<Level> {
+            let (w, h) = (width >> k, height >> k);
+            Ok(Level {
+                w,
+                h,
+                reference: DeviceBuffer::new(ctx, w * h * 2)?,
+                distorted: DeviceBuffer::new(ctx, w * h * 2)?,
+            })
+        };
+        let levels = [level(1)?, level(2)?, level(3)?];
+        let grids: [(u32, u32); 4] = std::array::from_fn(|s| {
+            let (w, h) = (width >> s, height >> s);
+            let (tw, th) = TILES[s];
+            (w.div_ceil(tw) as u32, h.div_ceil(th) as u32)
+        });
+        let blocks: usize = grids.iter().map(|&(x, y)| x as usize * y as usize).sum();
+        let results_bytes = slots
+            .checked_mul(SUMS_BYTES)
+            .ok_or_else(|| CudaError::InvalidArgument(format!("VIF: {slots} slots")))?;
+        Ok(GpuVif {
+            done: Event::new(ctx, false)?,
+            enqueued: false,
+            levels,
+            partial: DeviceBuffer::new(ctx, blocks * 4 * 8)?,
+            sums: DeviceBuffer::new(ctx, SUMS_BYTES)?,
+            results: PinnedBuffer::new(ctx, results_bytes)?,
+            kernels,
+            ctx: ctx.clone(),
+            width,
+            height,
+            bpc,
+            gain_limit: enhn_gain_limit,
+            slots,
+            grids,
+        })
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    pub fn bpc(&self) -> u32 {
+        self.bpc
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Enqueues the whole VIF of one pair on `stream` (which belongs to our context), reading
+    /// both planes in place, ending with an async copy of the integer sums into pinned slot
+    /// `slot`. Enqueues of one `GpuVif` share its scratch buffers: they must all go to one
+    /// stream (or be otherwise ordered).
+    ///
+    /// # Safety
+    /// The planes are device memory of our context, hold their final samples when the stream
+    /// reaches this work, and stay valid until it has completed.
+    pub unsafe fn enqueue(
+        &mut self,
+        stream: &Stream,
+        reference: &DevicePlane,
+        distorted: &DevicePlane,
+        slot: usize,
+    ) -> CudaResult<()> {
+        self.check(stream, reference, distorted, slot)?;
+        let table = self.kernels.table.ptr();
+        let gain = self.gain_limit;
+        let bpc = self.bpc;
+        let mut partial = self.partial.ptr();
+        for (s, (&(gx, gy), &(tw, th))) in self.grids.iter().zip(TILES.iter()).enumerate() {
+            let (src_ref, ref_pitch, src_dis, dis_pitch, w, h) = if s == 0 {
+                (
+                    reference.ptr,
+                    reference.pitch,
+                    distorted.ptr,
+                    distorted.pitch,
+                    self.width,
+                    self.height,
+                )
+            } else {
+                let l = &self.levels[s - 1];
+                (
+                    l.reference.ptr(),
+                    l.w * 2,
+                    l.distorted.ptr(),
+                    l.w * 2,
+                    l.w,
+                    l.h,
+                )
+            };
+            let (next_ref, next_dis) = match self.levels.get(s) {
+                Some(next) => (next.reference.ptr(), next.distorted.ptr()),
+                None => (0, 0),
+            };
+            let (w, h) = (w as u32, h as u32);
+            let function = match s {
+                0 if bpc == 8 => &self.kernels.scale0_u8,
+                0 => &self.kernels.scale0_u16,
+                _ => &self.kernels.scales[s - 1],
+            };
+            let config = LaunchConfig {
+                grid: (gx, gy, 1),
+                block: ((tw * th / 4) as u32, 1, 1),
+                shared_bytes: 0,
+            };
+            // Signature (VIF_SCALE_PARAMS): (const uint8_t* ref, size_t ref_pitch,
+            // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height,
+            // unsigned bpc, double gain_limit, const uint16_t* table, uint16_t* next_ref,
+            // uint16_t* next_dis, unsigned long long* partial).
+            let args = [
+                arg(&src_ref),
+                arg(&ref_pitch),
+                arg(&src_dis),
+                arg(&dis_pitch),
+                arg(&w),
+                arg(&h),
+                arg(&bpc),
+                arg(&gain),
+                arg(&table),
+                arg(&next_ref),
+                arg(&next_dis),
+                arg(&partial),
+            ];
+            // SAFETY: argument types match the signature above (u64 for pointers, usize for
+            // size_t, u32 for unsigned, f64 for double). Scale 0 reads the caller's planes
+            // (valid: this function's contract, geometry checked); scales 1..3 read the level
+            // buffers the previous launch on this stream wrote (w x h packed u16). The next
+            // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
+            // writes none (null). `partial` has 4 u64 for each of the gx * gy blocks from this
+            // offset (sized in `new` from the same grids). The table holds 65536 u16. All of
+            // it lives until the stream work completed (`done`, waited for on drop).
+            unsafe { function.launch(stream, config, &args) }?;
+            partial += gx as u64 * gy as u64 * 32;
+        }
+        let partial = self.partial.ptr();
+        let blocks: [u32; 4] = self.grids.map(|(x, y)| x * y);
+        let sums = self.sums.ptr();
+        // Signature: (const unsigned long long* partial, unsigned blocks0..blocks3,
+        // unsigned long long* out).
+        let args = [
+            arg(&partial),
+            arg(&blocks[0]),
+            arg(&blocks[1]),
+            arg(&blocks[2]),
+            arg(&blocks[3]),
+            arg(&sums),
+        ];
+        // SAFETY: types match; `partial` holds the blocks' sums written by the launches before
+        // on this stream, `sums` 16 u64 (4 blocks of this launch write 4 each).
+        unsafe {
+            self.kernels
+                .reduce
+                .launch(stream, LaunchConfig::linear(4, THREADS), &args)
+        }?;
+        let dst = self.results.as_mut_ptr().wrapping_add(slot * SUMS_BYTES);
+        // SAFETY: 128 bytes from our `sums` into slot `slot` of our pinned buffer (in bounds:
+        // slot < slots, checked); both live until the copy completed (`done`, waited for on
+        // drop). The caller reads the slot only after the stream work completed.
+        unsafe { dtoh_async(dst, sums, SUMS_BYTES, stream) }?;
+        self.done.record(stream)?;
+        self.enqueued = true;
+        Ok(())
+    }
+
+    /// After the stream work of `slot` completed: the scores, identical to
+    /// [`cpu::VifExtractor::extract`]'s. Panics if `slot` is not below [`GpuVif::slots`].
+    pub fn scores(&self, slot: usize) -> VifScores {
+        assert!(
+            slot < self.slots,
+            "VIF result slot {slot} of {}",
+            self.slots
+        );
+        let bytes = &self.results.as_slice()[slot * SUMS_BYTES..(slot + 1) * SUMS_BYTES];
+        let mut v = [0i64; SUMS];
+        for (out, b) in v.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(b);
+            // Every sum is non-negative and far below 2^63.
+            *out = u64::from_ne_bytes(word) as i64;
+        }
+        let sums: [VifSums; 4] = std::array::from_fn(|s| VifSums {
+            num_log: v[4 * s],
+            den_log: v[4 * s + 1],
+            num_non_log: v[4 * s + 2],
+            den_non_log: v[4 * s + 3],
+        });
+        cpu::scores_from_sums(&sums)
+    }
+
+    fn check(
+        &self,
+        stream: &Stream,
+        reference: &DevicePlane,
+        distorted: &DevicePlane,
+        slot: usize,
+    ) -> CudaResult<()> {
+        if !stream.context().same_as(&self.ctx) {
+            return Err(CudaError::InvalidArgument(
+                "VIF: stream of another context".into(),
+            ));
+        }
+        if slot >= self.slots {
+            return Err(CudaError::InvalidArgument(format!(
+                "VIF: result slot {slot} of {}",
+                self.slots
+            )));
+        }
+        let bps = if self.bpc == 8 { 1 } else { 2 };
+        for (what, p) in [("reference", reference), ("distorted", distorted)] {
+            p.validate()?;
+            if (p.width, p.height, p.bytes_per_sample) != (self.width, self.height, bps) {
+                return Err(CudaError::InvalidArgument(format!(
+                    "VIF: {what} device plane {}x{} with {}-byte samples, expected {}x{} {}-bit",
+                    p.width, p.height, p.bytes_per_sample, self.width, self.height, self.bpc
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for GpuVif {
+    fn drop(&mut self) {
+        if self.enqueued {
+            if let Err(e) = self.done.synchronize() {
+                eprintln!("vmafcuda: waiting for VIF work before freeing its buffers failed: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! The whole engine on CUDA against the CPU engine: every corpus pair and model, every metric of
+//! every frame and every pooled value bit-identical (`==` on the doubles), and equal to
+//! libvmaf's full-precision JSON within 1e-9 wherever the clip is whole. Host frames, device
+//! frames read in place, shots, teardown with nothing left alive.
+//!
+//! Without a driver every test prints "skipping ..." and passes; `scripts/gpu-check.sh` runs
+//! them on a GPU machine (with a reduced corpus from `scripts/device-corpus.sh`).
+
+mod common;
+
+use std::io::Write;
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::Value;
+use vmafcuda::cuda::{self, CudaError, DevicePicture, DevicePlaneBuf};
+use vmafcuda::frame::{Picture, SampleBuf};
+use vmafcuda::model::Model;
+use vmafcuda::report::Report;
+use vmafcuda::scorer::{BackendKind, BackendRequest};
+use vmafcuda::y4m::Y4mReader;
+use vmafcuda::{Geometry, Scorer, ScorerConfig};
+
+static GPU: Mutex<()> = Mutex::new(());
+
+fn gpu() -> Option<MutexGuard<'static, ()>> {
+    match cuda::probe() {
+        Ok(_) => Some(GPU.lock().unwrap_or_else(|p| p.into_inner())),
+        Err(e) => {
+            skipping(&e);
+            None
+        }
+    }
+}
+
+fn skipping(e: &CudaError) {
+    let name = std::thread::current().name().unwrap_or("test").to_owned();
+    let _ = writeln!(std::io::stderr(), "skipping {name}: {e}");
+}
+
+fn read_all(path: &std::path::Path) -> Vec<Picture> {
+    let mut r = Y4mReader::open(path).expect("open");
+    let mut v = Vec::new();
+    while let Some(p) = r.read_picture().expect("read") {
+        v.push(p);
+    }
+    v
+}
+
+fn config(model: &str, shots: &[usize]) -> ScorerConfig {
+    ScorerConfig {
+        psnr: true,
+        shot_starts: shots.to_vec(),
+        ..ScorerConfig::new(Model::builtin(model).expect("model"))
+    }
+}
+
+fn geometry(p: &Picture) -> Geometry {
+    Geometry {
+        width: p.width(),
+        height: p.height(),
+        bpc: p.bpc(),
+    }
+}
+
+fn score(
+    refs: &[Picture],
+    dists: &[Picture],
+    model: &str,
+    shots: &[usize],
+    backend: BackendRequest,
+) -> Report {
+    let mut s =
+        Scorer::with_backend(config(model, shots), geometry(&refs[0]), backend).expect("scorer");
+    for (r, d) in refs.iter().zip(dists) {
+        s.push(&r.view(), &d.view()).expect("push");
+    }
+    s.finish()
+}
+
+/// Every metric of every frame and every pooled statistic identical.
+fn assert_identical(label: &str, gpu: &Report, cpu: &Report) {
+    assert_eq!(gpu.frames.len(), cpu.frames.len(), "{label}: frame count");
+    for (g, c) in gpu.frames.iter().zip(&cpu.frames) {
+        assert_eq!(g.index, c.index, "{label}");
+        assert_eq!(
+            g.metrics.len(),
+            c.metrics.len(),
+            "{label} frame {}",
+            g.index
+        );
+        for ((gk, gv), (ck, cv)) in g.metrics.iter().zip(&c.metrics) {
+            assert_eq!(gk, ck, "{label} frame {}", g.index);
+            assert!(
+                gv.to_bits() == cv.to_bits(),
+                "{label} frame {} {gk}: cuda {gv:?} cpu {cv:?}",
+                g.index
+            );
+        }
+    }
+    assert_eq!(gpu.shots.len(), cpu.shots.len(), "{label}: shots");
+    for (key, stats) in &cpu.pooled {
+        let g = gpu.pooled(key).expect("pooled key");
+        assert_eq!(
+            format!("{g:?}"),
+            format!("{stats:?}"),
+            "{label} pooled {key}"
+        );
+    }
+}
+
+/// Within 1e-9 of libvmaf's full-precision JSON, when our frames are the whole clip.
+fn assert_matches_libvmaf(label: &str, ours: &Report, expected: &Value, offset: usize) -> bool {
+    let frames = expected["frames"].as_array().expect("frames");
+    if frames.len() != ours.frames.len() {
+        return false;
+    }
+    for (ef, of) in frames.iter().zip(&ours.frames) {
+        assert_eq!(
+            of.index,
+            ef["frameNum"].as_u64().expect("frameNum") as usize + offset
+        );
+        for (key, ev) in ef["metrics"].as_object().expect("metrics") {
+            let ev = ev.as_f64().expect("number");
+            let ov = of.get(key).unwrap_or_else(|| panic!("{label}: no {key}"));
+            assert!(
+                (ov - ev).abs() <= 1e-9,
+                "{label} frame {} {key}: ours {ov:?} libvmaf {ev:?}",
+                of.index
+            );
+        }
+    }
+    true
+}
+
+#[test]
+fn cuda_equals_cpu_and_libvmaf_on_every_corpus_pair_and_model() {
+    let Some(_g) = gpu() else { return };
+    let manifest: Value = common::load_json("manifest.json");
+    let mut checked = 0;
+    let mut against_libvmaf = 0;
+    for (pair, entry) in manifest["pairs"].as_object().expect("pairs") {
+        let refs = read_all(&common::pair_reference(pair));
+        let dists = read_all(&common::pair_distorted(pair));
+        let n = refs.len().min(dists.len());
+        let (refs, dists) = (&refs[..n], &dists[..n]);
+        for (model, rel) in entry["vmaf_json"].as_object().expect("vmaf_json") {
+            let Some(model) = model.strip_suffix(".full") else {
+                continue;
+            };
+            if model.starts_with("shot") {
+                continue;
+            }
+            let label = format!("{pair} {model} ({n} frames)");
+            let cpu = score(refs, dists, model, &[], BackendRequest::Cpu);
+            let gpu = score(refs, dists, model, &[], BackendRequest::Cuda { device: 0 });
+            assert_identical(&label, &gpu, &cpu);
+            let expected = common::load_json(rel.as_str().expect("path"));
+            if assert_matches_libvmaf(&label, &gpu, &expected, 0) {
+                against_libvmaf += 1;
+            }
+            checked += 1;
+            eprintln!("CUDA == CPU: {label}");
+        }
+    }
+    assert!(checked >= 16, "only {checked} pair/model runs");
+    eprintln!("CUDA == CPU on {checked} pair/model runs; {against_libvmaf} of them whole clips also within 1e-9 of libvmaf");
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
+#[test]
+fn cuda_shots_equal_fresh_per_shot_libvmaf_runs() {
+    let Some(_g) = gpu() else { return };
+    let pair = "s_multishot_576x324__x264_crf30";
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let starts = [0, 14, 36, 46];
+    for model in ["vmaf_v0.6.1", "vmaf_4k_v0.6.1", "vmaf_v0.6.1neg"] {
+        let cpu = score(&refs, &dists, model, &starts, BackendRequest::Cpu);
+        let gpu = score(
+            &refs,
+            &dists,
+            model,
+            &starts,
+            BackendRequest::Cuda { device: 0 },
+        );
+        assert_identical(&format!("{pair} {model} shots"), &gpu, &cpu);
+        if refs.len() < 64 {
+            continue; // a cut-down corpus: CPU identity is all we can check
+        }
+        for (k, &first) in starts.iter().enumerate() {
+            let expected = common::load_json(&format!("vmaf/{pair}.shot{k}.{model}.full.json"));
+            let last = starts.get(k + 1).copied().unwrap_or(64);
+            let shot = Report {
+                frames: gpu.frames[first..last].to_vec(),
+                ..gpu.clone()
+            };
+            assert!(assert_matches_libvmaf(
+                &format!("{pair} {model} shot {k}"),
+                &shot,
+                &expected,
+                first
+            ));
+        }
+        eprintln!("CUDA shots == libvmaf per-shot runs: {pair} {model}");
+    }
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
+/// Uploads a picture's planes into device memory with a pitch wider than the rows.
+fn device_picture(ctx: &cuda::Context, p: &Picture) -> (Vec<DevicePlaneBuf>, DevicePicture) {
+    let stream = cuda::Stream::new(ctx).expect("stream");
+    let bps = if p.bpc() == 8 { 1 } else { 2 };
+    let mut bufs = Vec::new();
+    for plane in std::iter::once(&p.luma).chain(p.chroma.iter()) {
+        // A buffer 40 samples wider than the plane, viewed at the plane's width.
+        let wide = plane.width + 40;
+        let mut buf = DevicePlaneBuf::new(ctx, wide, plane.height, bps).expect("plane");
+        match &plane.data {
+            SampleBuf::U8(v) => {
+                let mut rows = vec![0u8; wide * plane.height];
+                for (dst, src) in rows.chunks_exact_mut(wide).zip(v.chunks_exact(plane.width)) {
+                    dst[..plane.width].copy_from_slice(src);
+                }
+                buf.upload(&rows, wide, &stream).expect("upload");
+            }
+            SampleBuf::U16(v) => {
+                let mut rows = vec![0u16; wide * plane.height];
+                for (dst, src) in rows.chunks_exact_mut(wide).zip(v.chunks_exact(plane.width)) {
+                    dst[..plane.width].copy_from_slice(src);
+                }
+                buf.upload(&rows, wide, &stream).expect("upload");
+            }
+        }
+        bufs.push(buf);
+    }
+    let view = |b: &DevicePlaneBuf, w: usize| cuda::DevicePlane {
+        width: w,
+        ..b.plane()
+    };
+    let luma = view(&bufs[0], p.luma.width);
+    let chroma = (bufs.len() == 3).then(|| {
+        let w = p.chroma[0].width;
+        [view(&bufs[1], w), view(&bufs[2], w)]
+    });
+    let pic = DevicePicture {
+        luma,
+        chroma,
+        bpc: p.bpc(),
+    };
+    (bufs, pic)
+}
+
+#[test]
+fn device_frames_read_in_place_equal_host_frames() {
+    let Some(_g) = gpu() else { return };
+    for pair in [
+        "s_chelsea_641x359__x264_crf27_padcrop",
+        "s_coffee_1280x720_10bit__x265_crf28",
+    ] {
+        let refs = read_all(&common::pair_reference(pair));
+        let dists = read_all(&common::pair_distorted(pair));
+        let n = refs.len().min(dists.len()).min(6);
+        let cpu = score(
+            &refs[..n],
+            &dists[..n],
+            "vmaf_v0.6.1",
+            &[0, 3],
+            BackendRequest::Cpu,
+        );
+        let ctx = cuda::Context::primary(0).expect("ctx");
+        let mut s = Scorer::with_backend(
+            config("vmaf_v0.6.1", &[0, 3]),
+            geometry(&refs[0]),
+            BackendRequest::CudaContext(ctx.clone()),
+        )
+        .expect("scorer");
+        assert_eq!(s.backend(), BackendKind::Cuda);
+        for (r, d) in refs[..n].iter().zip(&dists[..n]) {
+            // The chroma planes of the corpus are ceil-sized; PSNR uses libvmaf's floor size,
+            // which the host path crops to: do the same on the device views.
+            let (rb, mut rp) = device_picture(&ctx, r);
+            let (db, mut dp) = device_picture(&ctx, d);
+            let rv = r.view();
+            if let (Some(c), Some([u, _])) = (rp.chroma.as_mut(), rv.chroma) {
+                for plane in c.iter_mut() {
+                    plane.width = u.width;
+                    plane.height = u.height;
+                }
+            }
+            if let (Some(c), Some([u, _])) = (dp.chroma.as_mut(), rv.chroma) {
+                for plane in c.iter_mut() {
+                    plane.width = u.width;
+                    plane.height = u.height;
+                }
+            }
+            // SAFETY: our own planes, alive until after push_device returned.
+            unsafe { s.push_device(&rp, &dp) }.expect("push_device");
+            drop((rb, db));
+        }
+        let gpu = s.finish();
+        assert_identical(&format!("{pair} device frames"), &gpu, &cpu);
+        drop(ctx);
+        eprintln!("CUDA device frames == CPU: {pair}");
+    }
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
+#[test]
+fn auto_backend_never_fails_for_want_of_a_gpu() {
+    // Runs everywhere: without a driver `Auto` must give a CPU scorer and say why.
+    let model = Model::builtin("vmaf_v0.6.1").expect("model");
+    let s = Scorer::with_backend(
+        ScorerConfig::new(model),
+        Geometry {
+            width: 64,
+            height: 36,
+            bpc: 8,
+        },
+        BackendRequest::Auto,
+    )
+    .expect("auto scorer");
+    match cuda::probe() {
+        Ok(_) => assert_eq!(s.backend(), BackendKind::Cuda),
+        Err(_) => {
+            assert_eq!(s.backend(), BackendKind::Cpu);
+            assert!(s.backend_note().is_some_and(|n| n.contains("CPU")));
+        }
+    }
+}
+
+#[test]
+fn forced_cuda_without_a_gpu_is_a_clear_error() {
+    if cuda::probe().is_ok() {
+        return;
+    }
+    let model = Model::builtin("vmaf_v0.6.1").expect("model");
+    let err = Scorer::with_backend(
+        ScorerConfig::new(model),
+        Geometry {
+            width: 64,
+            height: 36,
+            bpc: 8,
+        },
+        BackendRequest::Cuda { device: 0 },
+    )
+    .err()
+    .expect("an error without a GPU");
+    assert!(err.to_string().contains("CUDA"), "{err}");
+}
+
+/// At widths where libvmaf's ADM reads a scratch word the previous frame left (see
+/// `AdmExtractor::carries_state`), frames of a session must be scored in order and each shot
+/// must start fresh: batches, single pushes, per-shot runs and the GPU all agree.
+#[test]
+fn stateful_adm_widths_score_in_order_and_restart_per_shot() {
+    let clip = vmafcuda::synth::SynthClip {
+        width: 66,
+        height: 40,
+        bpc: 8,
+        frames: 9,
+        cut: 5,
+    };
+    let pairs: Vec<_> = (0..clip.frames).map(|t| clip.pair(t)).collect();
+    let refs: Vec<Picture> = pairs.iter().map(|p| p.0.clone()).collect();
+    let dists: Vec<Picture> = pairs.iter().map(|p| p.1.clone()).collect();
+    let plan_probe = vmafcuda::features::adm::AdmExtractor::new(66, 40, 8, 100.0);
+    assert!(
+        plan_probe.carries_state(),
+        "66 wide must exercise the carried word"
+    );
+    let starts = [0, 5];
+    let one_by_one = score(&refs, &dists, "vmaf_v0.6.1", &starts, BackendRequest::Cpu);
+    // Batched pushes.
+    let mut s = Scorer::with_backend(
+        config("vmaf_v0.6.1", &starts),
+        geometry(&refs[0]),
+        BackendRequest::Cpu,
+    )
+    .expect("scorer");
+    let views: Vec<_> = refs
+        .iter()
+        .zip(&dists)
+        .map(|(r, d)| (r.view(), d.view()))
+        .collect();
+    s.push_batch(&views).expect("batch");
+    assert_identical("batch vs single", &s.finish(), &one_by_one);
+    // The second shot equals a fresh run on its frames alone.
+    let fresh = score(
+        &refs[5..],
+        &dists[5..],
+        "vmaf_v0.6.1",
+        &[],
+        BackendRequest::Cpu,
+    );
+    for (a, b) in one_by_one.frames[5..].iter().zip(&fresh.frames) {
+        assert_eq!(a.get("vmaf"), b.get("vmaf"), "frame {}", a.index);
+        assert_eq!(
+            a.get("integer_adm2"),
+            b.get("integer_adm2"),
+            "frame {}",
+            a.index
+        );
+    }
+    if gpu().is_some() {
+        let gpu = score(
+            &refs,
+            &dists,
+            "vmaf_v0.6.1",
+            &starts,
+            BackendRequest::Cuda { device: 0 },
+        );
+        assert_identical("66x40 with shots, cuda vs cpu", &gpu, &one_by_one);
+        eprintln!("CUDA == CPU: stateful ADM width 66 with shots");
+    }
+}
