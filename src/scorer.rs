@@ -128,6 +128,9 @@ pub struct Scorer {
     plan: FeaturePlan,
     engine: Engine,
     backend_note: Option<String>,
+    /// A GPU error met where it could not be returned (ending a shot): returned by the next
+    /// call that can.
+    deferred: Option<Error>,
     /// Spare extractor sets for worker threads (one is taken per frame in flight).
     extractors: Mutex<Vec<SpatialExtractors>>,
     /// For sizes where a frame's ADM depends on the previous frame of the session (libvmaf's
@@ -241,6 +244,7 @@ impl Scorer {
             plan,
             engine: Engine::Cpu,
             backend_note: None,
+            deferred: None,
             config,
             next_frame: 0,
             next_start: 0,
@@ -333,15 +337,16 @@ impl Scorer {
     pub fn push(&mut self, reference: &PictureRef, distorted: &PictureRef) -> Result<Progress> {
         self.check_pair(self.next_frame, reference, distorted)?;
         if let Engine::Cuda(_) = self.engine {
-            let mut progress = self.begin_frame();
+            // Host frames are copied into pinned staging before this returns, so they can stay
+            // in flight: the next frame is staged while the GPU works on this one.
+            let mut progress = self.gpu_begin_frame()?;
             let index = self.next_frame;
             let (features, staging) = self.gpu_features()?;
-            let (spatial, sum) = features
-                .compute_host(staging, reference, distorted)
+            let done = features
+                .submit_host(staging, reference, distorted, index)
                 .map_err(|e| Error::Backend(format!("CUDA, frame {index}: {e}")))?;
-            self.end_frame(&mut progress, |session| {
-                session.push_sum(index, sum, spatial)
-            });
+            self.next_frame += 1;
+            self.absorb(done, &mut progress);
             return Ok(progress);
         }
         if self.sequential.is_some() {
@@ -388,14 +393,96 @@ impl Scorer {
                 });
             }
         }
-        let mut progress = self.begin_frame();
+        // SAFETY: forwarded; drained before returning, so the planes are free afterwards.
+        let mut progress = unsafe { self.submit_device(reference, distorted) }?;
+        let more = self.drain_device()?;
+        progress.frames.extend(more.frames);
+        progress.shots.extend(more.shots);
+        Ok(progress)
+    }
+
+    /// Queues a pair of device pictures (CUDA backend only) without waiting for the GPU: up to
+    /// [`cuda::engine::SLOTS`] frames are in flight, so the host prepares the next frame while
+    /// the GPU computes. Returns the frames completed meanwhile.
+    ///
+    /// # Safety
+    /// Every plane is device memory of the scorer's CUDA context holding its final samples,
+    /// valid and unwritten until the frame's GPU work is over: after `SLOTS` further
+    /// `submit_device` calls have returned, or after [`Scorer::drain_device`] (or any other
+    /// call of this scorer but `submit_device`) has returned.
+    pub unsafe fn submit_device(
+        &mut self,
+        reference: &cuda::DevicePicture,
+        distorted: &cuda::DevicePicture,
+    ) -> Result<Progress> {
+        let index = self.next_frame;
+        let g = self.geometry;
+        for (what, p) in [("reference", reference), ("distorted", distorted)] {
+            if (p.luma.width, p.luma.height, p.bpc) != (g.width, g.height, g.bpc) {
+                return Err(Error::FrameGeometry {
+                    frame: index,
+                    what: "size or bit depth",
+                    expected: format!("{}x{} {}-bit", g.width, g.height, g.bpc),
+                    got: format!("{}x{} {}-bit ({what})", p.luma.width, p.luma.height, p.bpc),
+                });
+            }
+        }
+        let mut progress = self.gpu_begin_frame()?;
         let (features, _) = self.gpu_features()?;
         // SAFETY: forwarded from this function's contract.
-        let (spatial, sum) = unsafe { features.compute_device(reference, distorted) }
+        let done = unsafe { features.submit_device(reference, distorted, index) }
             .map_err(|e| Error::Backend(format!("CUDA, frame {index}: {e}")))?;
-        self.end_frame(&mut progress, |session| {
-            session.push_sum(index, sum, spatial)
-        });
+        self.next_frame += 1;
+        self.absorb(done, &mut progress);
+        Ok(progress)
+    }
+
+    /// Waits for the frames in flight on the GPU and completes them.
+    pub fn drain_device(&mut self) -> Result<Progress> {
+        let mut progress = Progress::default();
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let Engine::Cuda(engine) = &mut self.engine else {
+            return Ok(progress);
+        };
+        let Some(features) = engine.features.as_mut() else {
+            return Ok(progress);
+        };
+        if features.in_flight() == 0 {
+            return Ok(progress);
+        }
+        let done = features
+            .drain()
+            .map_err(|e| Error::Backend(format!("CUDA: {e}")))?;
+        self.absorb(done, &mut progress);
+        Ok(progress)
+    }
+
+    /// Hands GPU results to the session, in order.
+    fn absorb(&mut self, frames: Vec<cuda::GpuFrame>, progress: &mut Progress) {
+        for f in frames {
+            for done in self.shot.session.push_sum(f.tag, f.motion_sum, f.spatial) {
+                let r = self.finish_frame(done);
+                progress.frames.push(r);
+            }
+        }
+    }
+
+    /// On the GPU paths: a pending error first, then, if this frame starts a shot, the frames
+    /// in flight (they belong to the old shot), then the boundary.
+    fn gpu_begin_frame(&mut self) -> Result<Progress> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let mut progress = Progress::default();
+        if self.config.shot_starts.get(self.next_start) == Some(&self.next_frame) {
+            let drained = self.drain_device()?;
+            progress.frames.extend(drained.frames);
+        }
+        let b = self.begin_frame();
+        progress.frames.extend(b.frames);
+        progress.shots.extend(b.shots);
         Ok(progress)
     }
 
@@ -492,6 +579,11 @@ impl Scorer {
     /// upstream events, a detector). Returns the shot that ended, if it had frames.
     pub fn end_shot(&mut self) -> Progress {
         let mut progress = Progress::default();
+        // Frames still on the GPU belong to this shot.
+        match self.drain_device() {
+            Ok(p) => progress.frames.extend(p.frames),
+            Err(e) => self.deferred = Some(e),
+        }
         if let Some(shot) = self.end_shot_inner(&mut progress.frames) {
             progress.shots.push(shot);
         }
@@ -595,6 +687,9 @@ impl Scorer {
 
     /// Ends the last shot and returns everything.
     pub fn finish(mut self) -> Report {
+        if let Err(e) = self.drain_device() {
+            eprintln!("vmafcuda: frames lost at the end of the stream: {e}");
+        }
         let mut tail = Vec::new();
         self.end_shot_inner(&mut tail);
         let elapsed = self.started.elapsed().as_secs_f64();

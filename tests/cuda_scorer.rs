@@ -425,3 +425,85 @@ fn stateful_adm_widths_score_in_order_and_restart_per_shot() {
         eprintln!("CUDA == CPU: stateful ADM width 66 with shots");
     }
 }
+
+/// Frames submitted without waiting (several in flight), with shot boundaries falling while
+/// frames are in flight: identical to the CPU.
+#[test]
+fn pipelined_device_frames_equal_cpu_across_shots() {
+    let Some(_g) = gpu() else { return };
+    let pair = "s_multishot_576x324__x264_crf30";
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let n = refs.len().min(dists.len()).min(24);
+    let starts = [0, 1, 2, 5, 14, 15];
+    let cpu = score(
+        &refs[..n],
+        &dists[..n],
+        "vmaf_v0.6.1neg",
+        &starts,
+        BackendRequest::Cpu,
+    );
+    let ctx = cuda::Context::primary(0).expect("ctx");
+    let frames: Vec<_> = refs[..n]
+        .iter()
+        .zip(&dists[..n])
+        .map(|(r, d)| (device_picture(&ctx, r), device_picture(&ctx, d)))
+        .collect();
+    let mut s = Scorer::with_backend(
+        config("vmaf_v0.6.1neg", &starts),
+        geometry(&refs[0]),
+        BackendRequest::CudaContext(ctx.clone()),
+    )
+    .expect("scorer");
+    for (i, ((_, r), (_, d))) in frames.iter().enumerate() {
+        let (mut r, mut d) = (*r, *d);
+        // Luma only: PSNR's chroma sizes are checked by the test above.
+        r.chroma = None;
+        d.chroma = None;
+        // SAFETY: every plane lives in `frames` until after finish().
+        unsafe { s.submit_device(&r, &d) }.expect("submit");
+        if i == 9 {
+            // An explicit boundary with frames in flight.
+            s.end_shot();
+        }
+    }
+    let gpu = s.finish();
+    let mut cpu_starts = starts.to_vec();
+    cpu_starts.push(10);
+    cpu_starts.sort_unstable();
+    let cpu_luma = {
+        let mut c = config("vmaf_v0.6.1neg", &cpu_starts);
+        c.psnr = false;
+        let mut sc = Scorer::with_backend(c, geometry(&refs[0]), BackendRequest::Cpu).expect("cpu");
+        for (r, d) in refs[..n].iter().zip(&dists[..n]) {
+            sc.push(&r.view(), &d.view()).expect("push");
+        }
+        sc.finish()
+    };
+    drop(cpu);
+    // The GPU run reported psnr for luma only where the CPU did all planes: compare metrics
+    // the luma-only CPU run has.
+    assert_eq!(gpu.frames.len(), cpu_luma.frames.len());
+    for (g, c) in gpu.frames.iter().zip(&cpu_luma.frames) {
+        for (k, v) in &c.metrics {
+            assert_eq!(
+                g.get(k).map(f64::to_bits),
+                Some(v.to_bits()),
+                "frame {} {k}",
+                g.index
+            );
+        }
+    }
+    assert_eq!(gpu.shots.len(), cpu_luma.shots.len());
+    drop(frames);
+    drop(ctx);
+    eprintln!(
+        "CUDA pipelined device frames == CPU across {} shots",
+        gpu.shots.len()
+    );
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}

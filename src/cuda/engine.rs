@@ -29,8 +29,8 @@ use super::psnr::PsnrKernels;
 use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
-/// Result slots per feature (the engine works on one frame at a time for now).
-const SLOTS: usize = 1;
+/// Frames in flight: while the GPU works on one, the host prepares (stages, enqueues) the next.
+pub const SLOTS: usize = 2;
 
 /// A picture in device memory: the luma plane and, for PSNR, the two chroma planes, all
 /// LSB-aligned samples (8-bit: one byte; 9..16-bit: little-endian `u16`).
@@ -67,12 +67,12 @@ impl GpuKernels {
     }
 }
 
-/// Pinned staging and device planes for host frames: reference and distorted, luma and (for
-/// PSNR) chroma. Kept per scorer, not per shot: pinned allocations take milliseconds, and a
-/// shot rebuild must not.
+/// Pinned staging and device planes for host frames, one set per slot: reference and
+/// distorted, luma and (for PSNR) chroma. Kept per scorer, not per shot: pinned allocations take
+/// milliseconds, and a shot rebuild must not.
 pub struct HostStaging {
-    pinned: Vec<PinnedBuffer>,
-    planes: Vec<DevicePlaneBuf>,
+    pinned: [Vec<PinnedBuffer>; SLOTS],
+    planes: [Vec<DevicePlaneBuf>; SLOTS],
     ctx: Context,
 }
 
@@ -80,36 +80,33 @@ impl HostStaging {
     /// Empty; buffers are made for the first frame's planes.
     pub fn new(ctx: &Context) -> HostStaging {
         HostStaging {
-            pinned: Vec::new(),
-            planes: Vec::new(),
+            pinned: Default::default(),
+            planes: Default::default(),
             ctx: ctx.clone(),
         }
     }
 
-    fn ensure(&mut self, planes: &[&Plane]) -> CudaResult<()> {
-        let fits = self.planes.len() == planes.len()
-            && self
-                .planes
+    fn ensure(&mut self, slot: usize, planes: &[&Plane]) -> CudaResult<()> {
+        let fits = self.planes[slot].len() == planes.len()
+            && self.planes[slot]
                 .iter()
                 .zip(planes)
                 .all(|(d, p)| (d.plane().width, d.plane().height) == (p.width, p.height));
         if fits {
             return Ok(());
         }
-        self.pinned.clear();
-        self.planes.clear();
+        self.pinned[slot].clear();
+        self.planes[slot].clear();
         for p in planes {
             let bps = if p.bpc == 8 { 1 } else { 2 };
-            self.pinned
-                .push(PinnedBuffer::new(&self.ctx, p.width * p.height * bps)?);
-            self.planes
-                .push(DevicePlaneBuf::new(&self.ctx, p.width, p.height, bps)?);
+            self.pinned[slot].push(PinnedBuffer::new(&self.ctx, p.width * p.height * bps)?);
+            self.planes[slot].push(DevicePlaneBuf::new(&self.ctx, p.width, p.height, bps)?);
         }
         Ok(())
     }
 }
 
-/// PSNR's partial sums and results (luma, cb, cr).
+/// PSNR's partial sums and results (luma, cb, cr), per slot.
 struct PsnrState {
     partial: DeviceBuffer,
     sse: DeviceBuffer,
@@ -117,19 +114,45 @@ struct PsnrState {
     blocks: u32,
 }
 
-/// The per-frame features of one shot on the GPU. See the module docs.
+/// One frame's features as the GPU computed them (integer results already turned into the
+/// CPU path's doubles).
+#[derive(Clone, Debug)]
+pub struct GpuFrame {
+    /// The caller's tag (the scorer passes the frame index).
+    pub tag: usize,
+    pub spatial: SpatialFeatures,
+    /// Motion sum to the previous frame of the session (`None` for its first frame).
+    pub motion_sum: Option<u64>,
+}
+
+/// What a slot holds while its frame is in flight.
+struct InFlight {
+    slot: usize,
+    tag: usize,
+    chroma_pixels: Option<usize>,
+}
+
+/// The per-frame features on the GPU, for one geometry and plan. See the module docs.
+///
+/// ADM runs on one stream, VIF, motion and PSNR on a second (they share nothing), so their
+/// kernels overlap on the GPU; the first stream waits for the second before a slot's
+/// completion event. Up to [`SLOTS`] frames are in flight.
 pub struct GpuFeatures {
-    // Drop order: the stream first (its drop waits for pending work), then what the work used.
+    // Drop order: the streams first (their drop waits for pending work), then what the work
+    // used.
     stream: Stream,
-    done: Event,
+    side: Stream,
+    done: Vec<Event>,
+    side_done: Vec<Event>,
+    staged: Vec<Event>,
     adm: Vec<GpuAdm>,
     vif: Vec<GpuVif>,
     motion: GpuMotion,
     psnr: Option<PsnrState>,
     kernels: GpuKernels,
     plan: FeaturePlan,
-    /// Samples per chroma plane of the frame in flight, when its chroma PSNR is computed.
-    chroma_pixels: Option<usize>,
+    in_flight: std::collections::VecDeque<InFlight>,
+    next_slot: usize,
 }
 
 impl GpuFeatures {
@@ -137,7 +160,10 @@ impl GpuFeatures {
         let ctx = kernels.context();
         let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
         let stream = Stream::new(ctx)?;
-        let done = Event::new(ctx, false)?;
+        let side = Stream::new(ctx)?;
+        let events =
+            || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
+        let (done, side_done, staged) = (events()?, events()?, events()?);
         let adm = plan
             .adm
             .iter()
@@ -152,9 +178,9 @@ impl GpuFeatures {
         let psnr = if plan.psnr {
             let blocks = super::psnr::MAX_BLOCKS.min(h as u32).max(1);
             Some(PsnrState {
-                partial: DeviceBuffer::new(ctx, 8 * blocks as usize * 3)?,
-                sse: DeviceBuffer::new(ctx, 8 * 3)?,
-                sse_host: PinnedBuffer::new(ctx, 8 * 3)?,
+                partial: DeviceBuffer::new(ctx, 8 * blocks as usize * 3 * SLOTS)?,
+                sse: DeviceBuffer::new(ctx, 8 * 3 * SLOTS)?,
+                sse_host: PinnedBuffer::new(ctx, 8 * 3 * SLOTS)?,
                 blocks,
             })
         } else {
@@ -162,20 +188,24 @@ impl GpuFeatures {
         };
         Ok(GpuFeatures {
             stream,
+            side,
             done,
+            side_done,
+            staged,
             adm,
             vif,
             motion,
             psnr,
             kernels: kernels.clone(),
             plan: plan.clone(),
-            chroma_pixels: None,
+            in_flight: std::collections::VecDeque::with_capacity(SLOTS),
+            next_slot: 0,
         })
     }
 
     /// Starts a new libvmaf session on the same buffers (a new shot): the next frame has no
     /// motion predecessor and ADM's carried scratch words are back to zero. Queued on the
-    /// stream, so it is ordered after the last frame's work.
+    /// streams, so it is ordered after the last frame's work and before the next frame's.
     pub fn reset_session(&mut self) -> CudaResult<()> {
         self.motion.reset();
         for adm in &mut self.adm {
@@ -184,14 +214,49 @@ impl GpuFeatures {
         Ok(())
     }
 
-    /// Features of one pair of host pictures (uploaded through `staging`, which must not be
-    /// in use by another stream).
+    /// Frames submitted whose results have not been returned yet.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Features of one pair of host pictures, synchronously.
     pub fn compute_host(
         &mut self,
         staging: &mut HostStaging,
         reference: &PictureRef,
         distorted: &PictureRef,
     ) -> CudaResult<(SpatialFeatures, Option<u64>)> {
+        let mut out = self.submit_host(staging, reference, distorted, 0)?;
+        out.extend(self.drain()?);
+        single(out)
+    }
+
+    /// Features of one pair of device pictures, read in place, synchronously.
+    ///
+    /// # Safety
+    /// Every plane is device memory of this context holding its final samples, valid and
+    /// unwritten until this returns.
+    pub unsafe fn compute_device(
+        &mut self,
+        reference: &DevicePicture,
+        distorted: &DevicePicture,
+    ) -> CudaResult<(SpatialFeatures, Option<u64>)> {
+        // SAFETY: forwarded; drained before returning.
+        let mut out = unsafe { self.submit_device(reference, distorted, 0) }?;
+        out.extend(self.drain()?);
+        single(out)
+    }
+
+    /// Queues a pair of host pictures (copied into pinned staging before this returns, so they
+    /// may be reused at once). Returns the frames whose results had to be collected to free a
+    /// slot (oldest first).
+    pub fn submit_host(
+        &mut self,
+        staging: &mut HostStaging,
+        reference: &PictureRef,
+        distorted: &PictureRef,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
         let with_chroma =
             self.plan.psnr && reference.chroma.is_some() && distorted.chroma.is_some();
         let mut host_planes: Vec<&Plane> = vec![&reference.luma, &distorted.luma];
@@ -209,60 +274,102 @@ impl GpuFeatures {
                 "host staging of another context".into(),
             ));
         }
-        staging.ensure(&host_planes)?;
+        let (slot, mut out) = self.claim_slot()?;
+        staging.ensure(slot, &host_planes)?;
         for (i, p) in host_planes.iter().enumerate() {
-            let bps = staging.planes[i].plane().bytes_per_sample;
-            stage_plane(&mut staging.pinned[i], p)?;
-            // SAFETY: pinned buffer and device plane of the staging, idle (every frame's work is
-            // waited for before compute_* returns), alive until then (borrowed for the call).
-            unsafe {
-                staging.planes[i].upload_pinned_async(
-                    &staging.pinned[i],
+            let bps = staging.planes[slot][i].plane().bytes_per_sample;
+            stage_plane(&mut staging.pinned[slot][i], p)?;
+            // SAFETY: the slot's pinned buffer and device plane, idle (claim_slot waited for
+            // the slot's last frame), owned by the staging, which outlives the frame (the
+            // caller keeps it for the scorer's life and we drain before it could go).
+            let r = unsafe {
+                staging.planes[slot][i].upload_pinned_async(
+                    &staging.pinned[slot][i],
                     p.width * bps,
                     &self.stream,
                 )
-            }?;
+            };
+            if let Err(e) = r {
+                self.abort();
+                return Err(e);
+            }
         }
-        let planes: Vec<DevicePlane> = staging.planes.iter().map(|p| p.plane()).collect();
+        let planes: Vec<DevicePlane> = staging.planes[slot].iter().map(|p| p.plane()).collect();
         let picture = |luma: usize, chroma: [usize; 2]| DevicePicture {
             luma: planes[luma],
             chroma: with_chroma.then(|| [planes[chroma[0]], planes[chroma[1]]]),
             bpc: reference.luma.bpc,
         };
         let (r, d) = (picture(0, [2, 3]), picture(1, [4, 5]));
-        // SAFETY: the staging planes, borrowed for this call, which returns only when the GPU
-        // is done with them.
-        unsafe { self.compute_device(&r, &d) }
+        // SAFETY: the staging planes of this slot, not reused before the slot's frame is
+        // collected (claim_slot).
+        let result = unsafe { self.enqueue(slot, tag, &r, &d) };
+        if let Err(e) = result {
+            self.abort();
+            return Err(e);
+        }
+        Ok(std::mem::take(&mut out))
     }
 
-    /// Features of one pair of device pictures, read in place. Returns when the GPU has
-    /// finished with them.
+    /// Queues a pair of device pictures, read in place. Returns the frames whose results had to
+    /// be collected to free a slot (oldest first).
     ///
     /// # Safety
     /// Every plane is device memory of this context holding its final samples, valid and
-    /// unwritten until this returns.
-    pub unsafe fn compute_device(
+    /// unwritten until this frame's result has been returned (by a later submit or by
+    /// [`GpuFeatures::drain`]).
+    pub unsafe fn submit_device(
         &mut self,
         reference: &DevicePicture,
         distorted: &DevicePicture,
-    ) -> CudaResult<(SpatialFeatures, Option<u64>)> {
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        let (slot, out) = self.claim_slot()?;
         // SAFETY: forwarded from this function's contract.
-        let result = unsafe { self.enqueue(reference, distorted) };
+        let result = unsafe { self.enqueue(slot, tag, reference, distorted) };
         if let Err(e) = result {
-            // Nothing queued before the failure may still read the caller's planes.
-            if let Err(sync) = self.stream.synchronize() {
-                eprintln!("vmafcuda: draining the GPU stream after an error failed: {sync}");
-            }
+            self.abort();
             return Err(e);
         }
-        self.done.synchronize()?;
-        self.collect(reference.chroma.is_some() && distorted.chroma.is_some())
+        Ok(out)
+    }
+
+    /// Waits for every frame in flight and returns their results, oldest first.
+    pub fn drain(&mut self) -> CudaResult<Vec<GpuFrame>> {
+        let mut out = Vec::with_capacity(self.in_flight.len());
+        while !self.in_flight.is_empty() {
+            out.push(self.retire()?);
+        }
+        Ok(out)
+    }
+
+    /// The slot for the next frame, collecting the frame that held it.
+    fn claim_slot(&mut self) -> CudaResult<(usize, Vec<GpuFrame>)> {
+        let slot = self.next_slot;
+        let mut out = Vec::new();
+        while self.in_flight.iter().any(|f| f.slot == slot) {
+            out.push(self.retire()?);
+        }
+        Ok((slot, out))
+    }
+
+    /// After a failed submission: wait until nothing queued can still touch the caller's or
+    /// the slots' memory, and forget what was in flight (its results are lost with the error).
+    fn abort(&mut self) {
+        for s in [&self.stream, &self.side] {
+            if let Err(e) = s.synchronize() {
+                eprintln!("vmafcuda: draining a GPU stream after an error failed: {e}");
+            }
+        }
+        self.in_flight.clear();
     }
 
     /// # Safety
-    /// As [`GpuFeatures::compute_device`].
+    /// As [`GpuFeatures::submit_device`]; `slot` is free.
     unsafe fn enqueue(
         &mut self,
+        slot: usize,
+        tag: usize,
         reference: &DevicePicture,
         distorted: &DevicePicture,
     ) -> CudaResult<()> {
@@ -278,35 +385,43 @@ impl GpuFeatures {
             }
         }
         let (r, d) = (&reference.luma, &distorted.luma);
+        // The side stream starts after whatever the main stream has queued for this frame (the
+        // host staging upload, a session reset).
+        self.staged[slot].record(&self.stream)?;
+        self.side.wait_event(&self.staged[slot])?;
         for adm in &mut self.adm {
-            // SAFETY: the planes stay valid until our stream completes (the caller's contract);
-            // the feature's buffers are its own and idle (the last frame was waited for).
-            unsafe { adm.enqueue(&self.stream, r, d, 0) }?;
+            // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
+            // contract); the feature's slot is free (claim_slot).
+            unsafe { adm.enqueue(&self.stream, r, d, slot) }?;
         }
         for vif in &mut self.vif {
             // SAFETY: as above.
-            unsafe { vif.enqueue(&self.stream, r, d, 0) }?;
+            unsafe { vif.enqueue(&self.side, r, d, slot) }?;
         }
         if self.plan.motion {
             // SAFETY: as above.
-            unsafe { self.motion.enqueue(&self.stream, r, 0) }?;
+            unsafe { self.motion.enqueue(&self.side, r, slot) }?;
         }
+        let mut chroma_pixels = None;
         if let Some(psnr) = &mut self.psnr {
             let mut pairs = vec![(*r, *d)];
             if let (Some([ru, rv]), Some([du, dv])) = (&reference.chroma, &distorted.chroma) {
                 pairs.push((*ru, *du));
                 pairs.push((*rv, *dv));
             }
-            self.chroma_pixels = (pairs.len() == 3).then(|| pairs[1].0.width * pairs[1].0.height);
+            if pairs.len() == 3 {
+                chroma_pixels = Some(pairs[1].0.width * pairs[1].0.height);
+            }
+            let blocks = psnr.blocks as usize;
             for (i, (pr, pd)) in pairs.iter().enumerate() {
                 let partial = psnr
                     .partial
-                    .ptr_at(8 * psnr.blocks as usize * i, 8 * psnr.blocks as usize)?;
-                let out = psnr.sse.ptr_at(8 * i, 8)?;
-                // SAFETY: planes valid per the caller; partial/out are our buffers' slices.
+                    .ptr_at(8 * blocks * (3 * slot + i), 8 * blocks)?;
+                let out = psnr.sse.ptr_at(8 * (3 * slot + i), 8)?;
+                // SAFETY: planes valid per the caller; partial/out are this slot's slices.
                 unsafe {
                     self.kernels.psnr.enqueue_sse(
-                        &self.stream,
+                        &self.side,
                         pr,
                         pd,
                         bpc,
@@ -317,34 +432,51 @@ impl GpuFeatures {
                 }?;
             }
             let n = pairs.len();
-            // SAFETY: our device results into our pinned buffer, both alive until drained.
+            let src = psnr.sse.ptr_at(8 * 3 * slot, 8 * n)?;
+            // SAFETY: this slot's device results into this slot's pinned bytes; both alive
+            // until the streams are drained (field order).
             unsafe {
                 dtoh_async(
-                    psnr.sse_host.as_mut_ptr(),
-                    psnr.sse.ptr(),
+                    psnr.sse_host.as_mut_ptr().add(8 * 3 * slot),
+                    src,
                     8 * n,
-                    &self.stream,
+                    &self.side,
                 )
             }?;
         }
-        self.done.record(&self.stream)
+        self.side_done[slot].record(&self.side)?;
+        self.stream.wait_event(&self.side_done[slot])?;
+        self.done[slot].record(&self.stream)?;
+        self.in_flight.push_back(InFlight {
+            slot,
+            tag,
+            chroma_pixels,
+        });
+        self.next_slot = (slot + 1) % SLOTS;
+        Ok(())
     }
 
-    fn collect(&self, with_chroma: bool) -> CudaResult<(SpatialFeatures, Option<u64>)> {
-        let adm = self.adm.iter().map(|a| a.scores(0)).collect();
-        let vif = self.vif.iter().map(|v| v.scores(0)).collect();
-        let motion = if self.plan.motion {
-            self.motion.sum(0)?
+    /// Waits for the oldest frame in flight and returns its features.
+    fn retire(&mut self) -> CudaResult<GpuFrame> {
+        let Some(f) = self.in_flight.pop_front() else {
+            return Err(CudaError::InvalidArgument("no frame in flight".into()));
+        };
+        self.done[f.slot].synchronize()?;
+        let slot = f.slot;
+        let adm = self.adm.iter().map(|a| a.scores(slot)).collect();
+        let vif = self.vif.iter().map(|v| v.scores(slot)).collect();
+        let motion_sum = if self.plan.motion {
+            self.motion.sum(slot)?
         } else {
             None
         };
         let psnr = match &self.psnr {
             Some(p) => {
-                let sse = p.sse_host.typed::<u64>(3)?;
+                let sse = &p.sse_host.typed::<u64>(3 * SLOTS)?[3 * slot..3 * slot + 3];
                 let bpc = self.plan.bpc;
                 let y =
                     features::psnr::psnr_from_sse(sse[0], self.plan.width * self.plan.height, bpc);
-                let c = self.chroma_pixels.filter(|_| with_chroma).map(|n| {
+                let c = f.chroma_pixels.map(|n| {
                     (
                         features::psnr::psnr_from_sse(sse[1], n, bpc),
                         features::psnr::psnr_from_sse(sse[2], n, bpc),
@@ -354,7 +486,20 @@ impl GpuFeatures {
             }
             None => None,
         };
-        Ok((SpatialFeatures { adm, vif, psnr }, motion))
+        Ok(GpuFrame {
+            tag: f.tag,
+            spatial: SpatialFeatures { adm, vif, psnr },
+            motion_sum,
+        })
+    }
+}
+
+fn single(mut frames: Vec<GpuFrame>) -> CudaResult<(SpatialFeatures, Option<u64>)> {
+    match (frames.pop(), frames.is_empty()) {
+        (Some(f), true) => Ok((f.spatial, f.motion_sum)),
+        _ => Err(CudaError::InvalidArgument(
+            "frames were in flight before a synchronous call".into(),
+        )),
     }
 }
 

@@ -138,6 +138,12 @@ struct State {
     shots_posted: u64,
     /// Device frames stopped working: host path from now on.
     device_disabled: bool,
+    /// Why frames take the host path was logged once.
+    host_path_logged: bool,
+    /// Frame pairs scored in place from CUDA memory (no copy of frame data) ...
+    frames_in_place: u64,
+    /// ... and from system memory (mapped for reading, then the CPU or an upload).
+    frames_system_memory: u64,
     dist_ended_warned: bool,
     finished: bool,
 }
@@ -488,37 +494,73 @@ impl VmafCuda {
         reference: &gst::Buffer,
         distorted: &gst::Buffer,
     ) -> Option<Result<vmafcuda::scorer::Progress, String>> {
+        match self.try_push_device(state, reference, distorted) {
+            Ok(r) => Some(r),
+            Err(why) => {
+                if !state.host_path_logged {
+                    state.host_path_logged = true;
+                    gst::info!(CAT, imp = self, "frames go through system memory: {why}");
+                }
+                None
+            }
+        }
+    }
+
+    /// The zero-copy path, or why it does not apply.
+    fn try_push_device(
+        &self,
+        state: &mut State,
+        reference: &gst::Buffer,
+        distorted: &gst::Buffer,
+    ) -> Result<Result<vmafcuda::scorer::Progress, String>, &'static str> {
         if state.device_disabled {
-            return None;
+            return Err("the CUDA path failed earlier");
         }
-        let (rf, df) = (state.ref_format.clone()?, state.dist_format.clone()?);
+        let (rf, df) = match (state.ref_format.clone(), state.dist_format.clone()) {
+            (Some(r), Some(d)) => (r, d),
+            _ => return Err("caps not negotiated"),
+        };
         if !(rf.cuda && df.cuda) {
-            return None;
+            return Err("the pads did not negotiate memory:CUDAMemory on both inputs");
         }
-        let scorer = state.scorer.as_mut()?;
+        let scorer = state.scorer.as_mut().ok_or("no scorer")?;
         if scorer.backend() != BackendKind::Cuda {
-            return None;
+            return Err("the scorer runs on the CPU");
         }
-        let api = Api::get()?;
-        let ours = lock(&self.cuda_context).as_ref()?.as_ptr() as *mut std::ffi::c_void;
+        let api = Api::get().ok_or("libgstcuda not loaded")?;
+        let ours = lock(&self.cuda_context)
+            .as_ref()
+            .ok_or("no shared GstCudaContext")?
+            .as_ptr() as *mut std::ffi::c_void;
         // Only memory of the GstCudaContext the scorer borrowed can be read in place.
         for buf in [reference, distorted] {
-            if buf.n_memory() != 1 || api.memory_context_ptr(buf.peek_memory(0))? != ours {
-                return None;
+            if buf.n_memory() != 1 {
+                return Err("a buffer with several memories");
+            }
+            match api.memory_context_ptr(buf.peek_memory(0)) {
+                None => return Err("a buffer that is not GstCudaMemory"),
+                Some(c) if c != ours => {
+                    return Err("CUDA memory of another GstCudaContext than ours")
+                }
+                Some(_) => {}
             }
         }
         let psnr = state.settings.psnr;
-        let rmap = CudaMappedFrame::map(reference, &rf.info)?;
-        let dmap = CudaMappedFrame::map(distorted, &df.info)?;
-        let rp = Self::device_picture(&rmap, &rf, psnr)?;
-        let dp = Self::device_picture(&dmap, &df, psnr)?;
+        let rmap = CudaMappedFrame::map(reference, &rf.info)
+            .ok_or("mapping the reference with GST_MAP_CUDA failed")?;
+        let dmap = CudaMappedFrame::map(distorted, &df.info)
+            .ok_or("mapping the distorted with GST_MAP_CUDA failed")?;
+        let rp = Self::device_picture(&rmap, &rf, psnr)
+            .ok_or("reference layout not readable in place (P010, or NV12 chroma with psnr)")?;
+        let dp = Self::device_picture(&dmap, &df, psnr)
+            .ok_or("distorted layout not readable in place (P010, or NV12 chroma with psnr)")?;
         // SAFETY: both pictures point into CUDA memory mapped above (GST_MAP_CUDA) in the
         // GstCudaContext whose CUcontext the scorer borrowed (checked above); the mappings
         // (`rmap`, `dmap`) outlive the call, and push_device returns only after the GPU has
         // finished reading them, so unmapping afterwards is safe.
         let result = unsafe { scorer.push_device(&rp, &dp) };
         drop((rmap, dmap));
-        Some(result.map_err(|e| e.to_string()))
+        Ok(result.map_err(|e| e.to_string()))
     }
 
     /// Scores one frame pair.
@@ -583,7 +625,10 @@ impl VmafCuda {
         }
 
         let progress = match self.push_device(state, reference, distorted) {
-            Some(Ok(p)) => Some(p),
+            Some(Ok(p)) => {
+                state.frames_in_place += 1;
+                Some(p)
+            }
             Some(Err(e)) => {
                 if state.settings.backend == Backend::Cuda {
                     return Err(gst::error_msg!(
@@ -617,9 +662,11 @@ impl VmafCuda {
                 let scorer = state.scorer.as_mut().ok_or_else(|| {
                     gst::error_msg!(gst::LibraryError::Failed, ("scorer missing"))
                 })?;
-                scorer
+                let p = scorer
                     .push(&rp.picture(), &dp.picture())
-                    .map_err(|e| gst::error_msg!(gst::LibraryError::Failed, ("{e}")))?
+                    .map_err(|e| gst::error_msg!(gst::LibraryError::Failed, ("{e}")))?;
+                state.frames_system_memory += 1;
+                p
             }
         };
         state.next_frame += 1;
@@ -653,7 +700,16 @@ impl VmafCuda {
         if let Some(stats) = PooledStats::from_values(&state.all_scores) {
             let b = Self::vmaf_structure("pooled")
                 .field("frames", state.all_scores.len() as u64)
-                .field("shots", state.shots_posted);
+                .field("shots", state.shots_posted)
+                .field("frames-in-place", state.frames_in_place)
+                .field("frames-system-memory", state.frames_system_memory);
+            gst::info!(
+                CAT,
+                imp = self,
+                "{} frame pairs read in place from CUDA memory, {} from system memory",
+                state.frames_in_place,
+                state.frames_system_memory
+            );
             let b = Self::pooled_fields(b, &stats, state.settings.pool_method);
             messages.push(self.element_message(b.build()));
         }
@@ -703,6 +759,7 @@ impl VmafCuda {
     }
 
     fn on_caps(&self, pad: &gst_base::AggregatorPad, caps: &gst::CapsRef) -> bool {
+        gst::info!(CAT, imp = self, "{}: caps {caps}", pad.name());
         let format = match Self::pad_format(caps) {
             Ok(f) => f,
             Err(e) => {
@@ -763,12 +820,62 @@ impl VmafCuda {
             );
             return;
         };
+        if lock(&self.cuda_context).is_some() {
+            return;
+        }
+        // Share the context upstream uses, so its memory can be read in place. libgstcuda's
+        // gst_cuda_ensure_element_context does the same steps, but our `set_context` (called
+        // back by the bin while it runs) stores into the mutex, not into the pointer it holds,
+        // so it would create a second context; ask the neighbours and the bin first ourselves.
+        let obj = self.obj();
+        let pads: [&gst::Pad; 3] = [
+            self.ref_pad.upcast_ref(),
+            self.dist_pad.upcast_ref(),
+            obj.src_pad().upcast_ref(),
+        ];
+        for pad in pads {
+            let mut q = gst::query::Context::new(cuda_ffi::CUDA_CONTEXT_TYPE);
+            if pad.peer_query(&mut q) {
+                if let Some(ctx) = q.context().map(|c| c.to_owned()) {
+                    self.adopt_context(api, &ctx);
+                }
+            }
+            if lock(&self.cuda_context).is_some() {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "CUDA context from the peer of {}",
+                    pad.name()
+                );
+                return;
+            }
+        }
+        // The bin answers with set_context, synchronously, if some element shared one.
+        let msg = gst::message::NeedContext::builder(cuda_ffi::CUDA_CONTEXT_TYPE)
+            .src(&*obj)
+            .build();
+        let _ = obj.post_message(msg);
+        if lock(&self.cuda_context).is_some() {
+            gst::debug!(CAT, imp = self, "CUDA context from the pipeline");
+            return;
+        }
         let device = lock(&self.settings).cuda_device_id;
-        let element = cuda_ffi::as_element(&*self.obj());
-        let mut slot = lock(&self.cuda_context).clone();
+        let element = cuda_ffi::as_element(&*obj);
+        let mut slot = None;
         if !api.ensure_element_context(&element, device, &mut slot) {
             gst::warning!(CAT, imp = self, "no CUDA context for device {device}");
         }
+        let mut guard = lock(&self.cuda_context);
+        if guard.is_none() {
+            *guard = slot;
+        }
+    }
+
+    fn adopt_context(&self, api: &Api, context: &gst::Context) {
+        let device = lock(&self.settings).cuda_device_id;
+        let element = cuda_ffi::as_element(&*self.obj());
+        let mut slot = lock(&self.cuda_context).clone();
+        api.handle_set_context(&element, context, device, &mut slot);
         *lock(&self.cuda_context) = slot;
     }
 
@@ -1040,11 +1147,7 @@ impl ElementImpl for VmafCuda {
 
     fn set_context(&self, context: &gst::Context) {
         if let Some(api) = Api::get() {
-            let device = lock(&self.settings).cuda_device_id;
-            let element = cuda_ffi::as_element(&*self.obj());
-            let mut slot = lock(&self.cuda_context).clone();
-            api.handle_set_context(&element, context, device, &mut slot);
-            *lock(&self.cuda_context) = slot;
+            self.adopt_context(api, context);
         }
         self.parent_set_context(context)
     }

@@ -24,7 +24,9 @@
 //! * `shot`: `index` (shot number), `first-frame`, `last-frame`, `frames`, `start`
 //!   (PTS of the first frame), `end` (PTS of the last frame plus its duration), `score`
 //!   (pooled with `pool-method`), `mean`, `harmonic-mean`, `min`, `max`, `p5`.
-//! * `pooled` (at EOS): `frames`, `shots` and the same statistics over the whole stream.
+//! * `pooled` (at EOS): `frames`, `shots`, `frames-in-place` (frame pairs read straight from
+//!   CUDA memory, no copy of frame data), `frames-system-memory`, and the same statistics over
+//!   the whole stream.
 //!
 //! All also carry `stream` = 0 (the field upstream's `vmaf` element uses). [`VmafMessage`]
 //! parses them.

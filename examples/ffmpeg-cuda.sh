@@ -1,0 +1,23 @@
+#!/bin/sh
+# VMAF on the GPU, frames decoded by NVDEC straight into CUDA memory and read in place by
+# vmafcuda (FFmpeg's own CUDA context and stream, no copy to the host). Needs an FFmpeg built
+# with CUDA (ffnvcodec) and --enable-libvmafcuda, and a vmafcuda build with its CUDA backend.
+#   examples/ffmpeg-cuda.sh dist.mp4 ref.mp4 [out.json]
+set -eu
+dist=$1 ref=$2 out=${3:-vmaf.json}
+
+ffmpeg -hide_banner \
+  -hwaccel cuda -hwaccel_output_format cuda -i "$dist" \
+  -hwaccel cuda -hwaccel_output_format cuda -i "$ref" \
+  -lavfi "[0:v][1:v]vmafcuda=backend=cuda:log_fmt=json:log_path=$out" -f null -
+
+# 10-bit sources decode to p010 (MSB-aligned), not read in place yet: add hwdownload,format=p010le
+# before the filter for those.
+
+# Mixed: a lossless reference decoded on the CPU and uploaded, the distorted decoded on the GPU;
+# both must live in one CUDA device context (hence -hwaccel_device gpu = -filter_hw_device gpu).
+ffmpeg -hide_banner \
+  -init_hw_device cuda=gpu -filter_hw_device gpu \
+  -hwaccel cuda -hwaccel_device gpu -hwaccel_output_format cuda -i "$dist" -i "$ref" \
+  -lavfi "[1:v]format=nv12,hwupload_cuda[ref];[0:v][ref]vmafcuda=backend=cuda:shots=0|120:log_fmt=json:log_path=mixed-$out" \
+  -f null -

@@ -1,0 +1,360 @@
+/*
+ * C test of libvmafcuda, linked dynamically and statically by tests/c_api.rs and run under
+ * valgrind there:
+ *   test_vmafcuda REF.y4m DIST.y4m EXPECTED.txt OUT.json
+ * EXPECTED.txt: frame count, then each frame's libvmaf "vmaf", then the pooled vmaf
+ * min max mean harmonic_mean (from the corpus' .full.json). Scores the pair, checks every value
+ * within 1e-9, writes the JSON log to OUT.json (the Rust side compares every metric), then
+ * exercises the error paths. Exit 0 on success.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmafcuda.h"
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fprintf(stderr, " (last error: %s)\n", vmafcuda_last_error());      \
+            failures++;                                                         \
+        }                                                                       \
+    } while (0)
+
+/* Expects `call` to fail with `code` and leave a message. */
+#define EXPECT_ERR(call, code)                                                  \
+    do {                                                                        \
+        int rc_ = (call);                                                       \
+        CHECK(rc_ == (code), "%s returned %d, expected %d", #call, rc_, code);  \
+        CHECK(vmafcuda_last_error()[0] != '\0', "no error message");            \
+    } while (0)
+
+typedef struct Y4m {
+    FILE *f;
+    unsigned w, h, bpc;
+    size_t frame_bytes;
+    unsigned char *buf;
+} Y4m;
+
+static int y4m_open(Y4m *y, const char *path)
+{
+    char line[512];
+    char *p;
+    memset(y, 0, sizeof(*y));
+    y->f = fopen(path, "rb");
+    if (!y->f || !fgets(line, sizeof(line), y->f) || strncmp(line, "YUV4MPEG2", 9))
+        return -1;
+    y->bpc = 8;
+    for (p = strtok(line, " \n"); p; p = strtok(NULL, " \n")) {
+        if (p[0] == 'W') y->w = (unsigned)atoi(p + 1);
+        if (p[0] == 'H') y->h = (unsigned)atoi(p + 1);
+        if (p[0] == 'C' && strstr(p, "p10")) y->bpc = 10;
+    }
+    {
+        size_t bps = y->bpc > 8 ? 2 : 1;
+        size_t cw = (y->w + 1) / 2, ch = (y->h + 1) / 2;
+        y->frame_bytes = ((size_t)y->w * y->h + 2 * cw * ch) * bps;
+    }
+    y->buf = malloc(y->frame_bytes);
+    return y->buf && y->w && y->h ? 0 : -1;
+}
+
+/* Reads the next frame into y->buf and describes it in *pic (chroma at libvmaf's floor size). */
+static int y4m_read(Y4m *y, VmafcudaPicture *pic)
+{
+    char line[128];
+    size_t bps = y->bpc > 8 ? 2 : 1;
+    size_t cw = (y->w + 1) / 2, ch = (y->h + 1) / 2;
+    if (!fgets(line, sizeof(line), y->f) || strncmp(line, "FRAME", 5))
+        return 0;
+    if (fread(y->buf, 1, y->frame_bytes, y->f) != y->frame_bytes)
+        return -1;
+    memset(pic, 0, sizeof(*pic));
+    pic->bpc = y->bpc;
+    pic->luma.data = y->buf;
+    pic->luma.stride = y->w * bps;
+    pic->luma.width = y->w;
+    pic->luma.height = y->h;
+    for (int c = 0; c < 2; c++) {
+        pic->chroma[c].data = y->buf + ((size_t)y->w * y->h + c * cw * ch) * bps;
+        pic->chroma[c].stride = cw * bps;
+        pic->chroma[c].width = y->w / 2;
+        pic->chroma[c].height = y->h / 2;
+    }
+    return 1;
+}
+
+static void y4m_close(Y4m *y)
+{
+    if (y->f)
+        fclose(y->f);
+    free(y->buf);
+}
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9;
+}
+
+static void error_paths(const VmafcudaPicture *ref, const VmafcudaPicture *dist)
+{
+    VmafcudaConfig cfg;
+    VmafcudaScorer *sc = NULL;
+    VmafcudaPicture bad;
+    VmafcudaFrameScore fs;
+    VmafcudaShotScore ss;
+    VmafcudaPooled pool;
+    size_t n;
+    double v;
+    const char *name;
+    uint64_t starts[] = { 0, 10, 10 };
+
+    /* NULL arguments */
+    EXPECT_ERR(vmafcuda_config_default(NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    vmafcuda_config_default(&cfg);
+    EXPECT_ERR(vmafcuda_scorer_new(NULL, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_push_host(NULL, ref, dist), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_end_shot(NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_finish(NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_frame_count(NULL, &n), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_pooled(NULL, "vmaf", &pool), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_write_log(NULL, "/dev/null", VMAFCUDA_LOG_JSON), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    vmafcuda_scorer_free(NULL);
+
+    /* bad configurations */
+    cfg.model = "no_such_model_v9";
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_MODEL);
+    cfg.model = "/nonexistent/model.json";
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_MODEL);
+    vmafcuda_config_default(&cfg);
+    cfg.struct_size = 8;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    vmafcuda_config_default(&cfg);
+    cfg.backend = 7;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    vmafcuda_config_default(&cfg);
+    cfg.cuda_device = -1;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    vmafcuda_config_default(&cfg);
+    cfg.shot_starts = starts;
+    cfg.n_shot_starts = 3;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    cfg.shot_starts = NULL;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    CHECK(sc == NULL, "scorer set on failure");
+
+    vmafcuda_config_default(&cfg);
+    CHECK(vmafcuda_scorer_new(&cfg, &sc) == VMAFCUDA_OK, "scorer_new");
+    if (!sc)
+        return;
+    EXPECT_ERR(vmafcuda_push_host(sc, NULL, dist), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+
+    /* out-of-range bit depths */
+    bad = *dist;
+    bad.bpc = 7;
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, &bad), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    bad.bpc = 17;
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, &bad), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    /* inconsistent planes */
+    bad = *dist;
+    bad.luma.data = NULL;
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, &bad), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    bad = *dist;
+    bad.luma.stride = bad.luma.width - 1;
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, &bad), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    /* mismatched sizes: reference and distorted, and a later frame against the first */
+    bad = *dist;
+    bad.luma.width -= 8;
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, &bad), VMAFCUDA_ERR_GEOMETRY);
+    CHECK(vmafcuda_push_host(sc, ref, dist) >= 0, "push");
+    EXPECT_ERR(vmafcuda_push_host(sc, &bad, &bad), VMAFCUDA_ERR_GEOMETRY);
+    /* too small for VMAF */
+    {
+        VmafcudaScorer *tiny = NULL;
+        VmafcudaPicture t = *ref;
+        t.luma.width = t.luma.height = 16;
+        CHECK(vmafcuda_scorer_new(&cfg, &tiny) == VMAFCUDA_OK, "scorer_new");
+        EXPECT_ERR(vmafcuda_push_host(tiny, &t, &t), VMAFCUDA_ERR_GEOMETRY);
+        vmafcuda_scorer_free(tiny);
+    }
+    /* device frames need a context, and a scorer that may use CUDA */
+    {
+        VmafcudaDevicePicture dp;
+        VmafcudaScorer *cpu = NULL;
+        VmafcudaConfig c2;
+        int not_a_context;
+        memset(&dp, 0, sizeof(dp));
+        EXPECT_ERR(vmafcuda_push_device(sc, NULL, NULL, &dp, &dp), VMAFCUDA_ERR_INVALID_ARGUMENT);
+        EXPECT_ERR(vmafcuda_push_device(sc, &not_a_context, NULL, NULL, &dp), VMAFCUDA_ERR_INVALID_ARGUMENT);
+        vmafcuda_config_default(&c2);
+        c2.backend = VMAFCUDA_BACKEND_CPU;
+        CHECK(vmafcuda_scorer_new(&c2, &cpu) == VMAFCUDA_OK, "scorer_new cpu");
+        CHECK(!strcmp(vmafcuda_backend_name(cpu), "cpu"), "cpu backend");
+        EXPECT_ERR(vmafcuda_push_device(cpu, &not_a_context, NULL, &dp, &dp), VMAFCUDA_ERR_UNSUPPORTED);
+        vmafcuda_scorer_free(cpu);
+    }
+
+    /* results that do not exist (yet) */
+    EXPECT_ERR(vmafcuda_frame_score(sc, 5, &fs), VMAFCUDA_ERR_NOT_FOUND);
+    EXPECT_ERR(vmafcuda_frame_score(sc, 0, NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_shot_score(sc, 0, &ss), VMAFCUDA_ERR_NOT_FOUND);
+    CHECK(vmafcuda_finish(sc) == 1, "finish returns the flushed frame");
+    CHECK(vmafcuda_finish(sc) == 0, "finish is idempotent");
+    EXPECT_ERR(vmafcuda_push_host(sc, ref, dist), VMAFCUDA_ERR_STATE);
+    EXPECT_ERR(vmafcuda_end_shot(sc), VMAFCUDA_ERR_STATE);
+    EXPECT_ERR(vmafcuda_frame_metric(sc, 0, 999, &name, &v), VMAFCUDA_ERR_NOT_FOUND);
+    EXPECT_ERR(vmafcuda_frame_metric(sc, 0, 0, NULL, &v), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_frame_metric_by_name(sc, 0, "no_such_metric", &v), VMAFCUDA_ERR_NOT_FOUND);
+    EXPECT_ERR(vmafcuda_frame_metric_by_name(sc, 0, NULL, &v), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_pooled(sc, "no_such_metric", &pool), VMAFCUDA_ERR_NOT_FOUND);
+    EXPECT_ERR(vmafcuda_shot_pooled(sc, 3, "vmaf", &pool), VMAFCUDA_ERR_NOT_FOUND);
+    EXPECT_ERR(vmafcuda_write_log(sc, "/dev/null", 9), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_write_log(sc, NULL, VMAFCUDA_LOG_JSON), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    EXPECT_ERR(vmafcuda_write_log(sc, "/nonexistent-dir/x.json", VMAFCUDA_LOG_JSON), VMAFCUDA_ERR_IO);
+    CHECK(vmafcuda_write_log(sc, "/dev/null", VMAFCUDA_LOG_XML) == VMAFCUDA_OK, "xml log");
+    CHECK(vmafcuda_write_log(sc, "/dev/null", VMAFCUDA_LOG_CSV) == VMAFCUDA_OK, "csv log");
+    vmafcuda_scorer_free(sc);
+}
+
+int main(int argc, char **argv)
+{
+    Y4m ry, dy;
+    FILE *ef;
+    VmafcudaConfig cfg;
+    VmafcudaScorer *sc = NULL, *shots = NULL;
+    VmafcudaPicture r, d, first_r, first_d;
+    unsigned char *keep_r = NULL, *keep_d = NULL;
+    size_t n_expected = 0, count = 0, nshots = 0, i;
+    double *expected;
+    double pooled_expected[4];
+    VmafcudaPooled pooled;
+    uint64_t starts[] = { 0, 20 };
+    int rc, got;
+
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s REF.y4m DIST.y4m EXPECTED.txt OUT.json\n", argv[0]);
+        return 2;
+    }
+    printf("%s\n", vmafcuda_version());
+    if (y4m_open(&ry, argv[1]) || y4m_open(&dy, argv[2])) {
+        fprintf(stderr, "cannot open the y4m inputs\n");
+        return 2;
+    }
+    ef = fopen(argv[3], "r");
+    if (!ef || fscanf(ef, "%zu", &n_expected) != 1)
+        return 2;
+    expected = calloc(n_expected, sizeof(double));
+    for (i = 0; i < n_expected; i++)
+        if (fscanf(ef, "%lf", &expected[i]) != 1)
+            return 2;
+    for (i = 0; i < 4; i++)
+        if (fscanf(ef, "%lf", &pooled_expected[i]) != 1)
+            return 2;
+    fclose(ef);
+
+    vmafcuda_config_default(&cfg);
+    cfg.psnr = 1;
+    cfg.model = "version=vmaf_v0.6.1";
+    CHECK(vmafcuda_scorer_new(&cfg, &sc) == VMAFCUDA_OK, "scorer_new");
+    cfg.shot_starts = starts;
+    cfg.n_shot_starts = 2;
+    CHECK(vmafcuda_scorer_new(&cfg, &shots) == VMAFCUDA_OK, "scorer_new with shots");
+    if (!sc || !shots)
+        return 1;
+    CHECK(!strcmp(vmafcuda_backend_name(sc), "auto"), "backend before the first frame: %s",
+          vmafcuda_backend_name(sc));
+
+    got = 0;
+    while (y4m_read(&ry, &r) == 1 && y4m_read(&dy, &d) == 1) {
+        rc = vmafcuda_push_host(sc, &r, &d);
+        CHECK(rc >= 0 && rc <= 1, "push_host returned %d", rc);
+        CHECK(vmafcuda_push_host(shots, &r, &d) >= 0, "push_host (shots)");
+        if (!keep_r) {
+            keep_r = malloc(ry.frame_bytes);
+            keep_d = malloc(dy.frame_bytes);
+            memcpy(keep_r, ry.buf, ry.frame_bytes);
+            memcpy(keep_d, dy.buf, dy.frame_bytes);
+            first_r = r;
+            first_d = d;
+        }
+        got++;
+    }
+    /* auto: the GPU where there is one, else the CPU; the numbers are the same */
+    CHECK(!strcmp(vmafcuda_backend_name(sc), "cpu") || !strcmp(vmafcuda_backend_name(sc), "cuda"),
+          "backend %s", vmafcuda_backend_name(sc));
+    CHECK(vmafcuda_finish(sc) == 1, "finish flushes the last frame");
+    CHECK(vmafcuda_finish(shots) == 1, "finish flushes the last frame");
+    CHECK(vmafcuda_frame_count(sc, &count) == VMAFCUDA_OK && count == n_expected,
+          "%zu frames scored, %zu expected (%d pushed)", count, n_expected, got);
+
+    for (i = 0; i < count && i < n_expected; i++) {
+        VmafcudaFrameScore fs;
+        double v = -1;
+        CHECK(vmafcuda_frame_score(sc, i, &fs) == VMAFCUDA_OK, "frame_score");
+        CHECK(fs.index == i && fs.shot == 0, "frame %zu: index %llu shot %u", i,
+              (unsigned long long)fs.index, fs.shot);
+        CHECK(near(fs.vmaf, expected[i]), "frame %zu: vmaf %.17g, libvmaf %.17g", i, fs.vmaf, expected[i]);
+        CHECK(vmafcuda_frame_metric_by_name(sc, i, "vmaf", &v) == VMAFCUDA_OK && v == fs.vmaf,
+              "vmaf by name");
+        CHECK(vmafcuda_frame_metric_by_name(sc, i, "psnr_cb", &v) == VMAFCUDA_OK, "psnr_cb present");
+        {
+            const char *name = NULL;
+            CHECK(vmafcuda_frame_metric(sc, i, fs.n_metrics - 1, &name, &v) == VMAFCUDA_OK &&
+                      !strcmp(name, "vmaf") && v == fs.vmaf,
+                  "last metric is vmaf");
+        }
+    }
+    CHECK(vmafcuda_pooled(sc, "vmaf", &pooled) == VMAFCUDA_OK, "pooled");
+    CHECK(near(pooled.min, pooled_expected[0]) && near(pooled.max, pooled_expected[1]) &&
+              near(pooled.mean, pooled_expected[2]) && near(pooled.harmonic_mean, pooled_expected[3]),
+          "pooled min %.17g max %.17g mean %.17g hmean %.17g", pooled.min, pooled.max, pooled.mean,
+          pooled.harmonic_mean);
+    CHECK(vmafcuda_shot_count(sc, &nshots) == VMAFCUDA_OK && nshots == 1, "one shot");
+    CHECK(vmafcuda_write_log(sc, argv[4], VMAFCUDA_LOG_JSON) == VMAFCUDA_OK, "write_log");
+
+    /* the shot list: two shots, frame 20 restarts motion */
+    CHECK(vmafcuda_shot_count(shots, &nshots) == VMAFCUDA_OK && nshots == 2, "%zu shots", nshots);
+    {
+        VmafcudaShotScore s0, s1;
+        double m20 = -1;
+        CHECK(vmafcuda_shot_score(shots, 0, &s0) == VMAFCUDA_OK && s0.first_frame == 0 &&
+                  s0.last_frame == 19 && s0.n_frames == 20,
+              "shot 0");
+        CHECK(vmafcuda_shot_score(shots, 1, &s1) == VMAFCUDA_OK && s1.index == 1 &&
+                  s1.first_frame == 20 && s1.last_frame == n_expected - 1,
+              "shot 1");
+        CHECK(vmafcuda_frame_metric_by_name(shots, 20, "integer_motion2", &m20) == VMAFCUDA_OK &&
+                  m20 == 0.0,
+              "motion restarts at a shot start (%g)", m20);
+    }
+
+    if (keep_r) {
+        /* the first frame again, for the error paths (buffers of a valid frame) */
+        first_r.luma.data = keep_r;
+        first_d.luma.data = keep_d;
+        first_r.chroma[0].data = first_r.chroma[1].data = NULL;
+        first_d.chroma[0].data = first_d.chroma[1].data = NULL;
+        error_paths(&first_r, &first_d);
+    }
+
+    vmafcuda_scorer_free(sc);
+    vmafcuda_scorer_free(shots);
+    free(keep_r);
+    free(keep_d);
+    free(expected);
+    y4m_close(&ry);
+    y4m_close(&dy);
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_vmafcuda: all checks passed (%zu frames)\n", count);
+    return 0;
+}

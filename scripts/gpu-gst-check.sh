@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The GStreamer element on a GPU machine (which has no GStreamer and no Rust): CUDA memory from
+# nvh264dec and cudaupload scored in place, compared with the CPU path and libvmaf.
+#
+# Here (developer machine):  scripts/gpu-gst-check.sh build
+#   builds libgstvmafcuda.so (release), bundles this machine's GStreamer runtime with
+#   ../shared/device/bundle-gst.sh into .gpu/gst, and copies the corpus files the run needs
+#   (the multi-shot pair: reference y4m, distorted mp4, libvmaf JSONs) into .gpu/gstdata.
+# There (GPU machine):       scripts/gpu-gst-check.sh run
+#   runs the pipelines, writes results under $OUT, prints a summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build() {
+  cargo build --release -p gst-vmafcuda
+  local so="${CARGO_TARGET_DIR:-target}/release/libgstvmafcuda.so"
+  rm -rf .gpu/gstplugin .gpu/gstdata && mkdir -p .gpu/gstplugin .gpu/gstdata
+  objcopy --strip-debug "$so" .gpu/gstplugin/libgstvmafcuda.so
+  rm -rf .gpu/gst
+  "${BUNDLE_GST:-../shared/device/bundle-gst.sh}" .gpu/gst .gpu/gstplugin/libgstvmafcuda.so
+  local corpus=${VMAFCUDA_CORPUS:-../shared/corpus}
+  zstd -q -dc "$corpus/video/s_multishot_576x324.y4m.zst" >.gpu/gstdata/ref.y4m
+  cp "$corpus/video/s_multishot_576x324__x264_crf30.mp4" .gpu/gstdata/dist.mp4
+  cp "$corpus/vmaf/s_multishot_576x324__x264_crf30.vmaf_v0.6.1.full.json" .gpu/gstdata/whole.json
+  for k in 0 1 2 3; do
+    cp "$corpus/vmaf/s_multishot_576x324__x264_crf30.shot$k.vmaf_v0.6.1.full.json" .gpu/gstdata/shot$k.json
+  done
+  du -sh .gpu/gst .gpu/gstplugin .gpu/gstdata
+}
+
+run() {
+  local out=${OUT:-target/gpu-gst-check}
+  mkdir -p "$out"
+  # shellcheck disable=SC1091
+  . .gpu/gst/env.sh
+  export GST_PLUGIN_PATH=$PWD/.gpu/gstplugin
+  local d=.gpu/gstdata rows=()
+  gst-inspect-1.0 vmafcuda >"$out/inspect.txt" 2>&1 || true
+  gst-inspect-1.0 nvh264dec >/dev/null 2>&1 || echo "nvh264dec missing" >&2
+
+  pipeline() { # name, extra element properties, reference branch tail
+    local name=$1 props=$2 refconv=$3
+    local t0 t1 rc=0
+    t0=$(date +%s%N)
+    GST_DEBUG=vmafcuda:5 gst-launch-1.0 -m -v vmafcuda name=v $props results-filename="$out/$name.json" ! fakesink \
+      filesrc location=$d/ref.y4m ! y4mdec ! $refconv ! v.ref_sink \
+      filesrc location=$d/dist.mp4 ! qtdemux ! h264parse ! nvh264dec ! v.dist_sink \
+      >"$out/$name.log" 2>&1 || rc=$?
+    t1=$(date +%s%N)
+    local inplace
+    inplace=$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/$name.log" | grep -oE "[0-9]+$" | tail -1)
+    rows+=("$(printf '%-28s rc=%s %6sms frames in place: %s' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${inplace:-?}")")
+  }
+  # Reference uploaded by cudaupload, distorted decoded by NVDEC: both in CUDA memory.
+  pipeline cuda_whole "backend=cuda" "cudaupload ! video/x-raw(memory:CUDAMemory)"
+  pipeline cuda_shots "backend=cuda shot-boundaries=0,14,36,46" "cudaupload ! video/x-raw(memory:CUDAMemory)"
+  # Same frames, scored on the CPU (CUDA memory mapped to system memory).
+  pipeline cpu_whole "backend=cpu" "cudaupload ! video/x-raw(memory:CUDAMemory)"
+
+  python3 - "$out" "$d" <<'EOF' | tee "$out/compare.txt"
+import json, sys
+out, d = sys.argv[1], sys.argv[2]
+def frames(path):
+    return json.load(open(path))["frames"]
+def compare(label, ours, ref, offset=0):
+    worst, n = 0.0, 0
+    for f in ref:
+        g = ours[f["frameNum"] + offset]["metrics"]
+        for k, v in f["metrics"].items():
+            if k.startswith("psnr") and k not in g:
+                continue  # the element runs without psnr here
+            worst = max(worst, abs(g[k] - v)); n += 1
+    print(f"{label}: {len(ref)} frames, {n} values, worst |diff| vs reference {worst:.3g}")
+    return worst
+ok = True
+cuda, cpu = frames(f"{out}/cuda_whole.json"), frames(f"{out}/cpu_whole.json")
+same = all(a["metrics"] == b["metrics"] for a, b in zip(cuda, cpu)) and len(cuda) == len(cpu)
+print(f"element CUDA == element CPU, bit for bit: {same} ({len(cuda)} frames)")
+ok &= same
+ok &= compare("element CUDA whole clip vs libvmaf", cuda, frames(f"{d}/whole.json")) <= 1e-9
+shots = frames(f"{out}/cuda_shots.json")
+for k, start in enumerate([0, 14, 36, 46]):
+    ok &= compare(f"element CUDA shot {k} vs fresh libvmaf run", shots, frames(f"{d}/shot{k}.json"), start) <= 1e-9
+print("GST CHECK", "OK" if ok else "FAILED")
+EOF
+
+  # Throughput at 1080p: two synthetic streams uploaded to CUDA memory, scored in place.
+  local n=1200 t0 t1 rc=0
+  t0=$(date +%s%N)
+  gst-launch-1.0 -m vmafcuda name=v backend=cuda ! fakesink \
+    videotestsrc num-buffers=$n pattern=solid-color foreground-color=0xff808080 ! video/x-raw,format=NV12,width=1920,height=1080 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! v.ref_sink \
+    videotestsrc num-buffers=$n pattern=solid-color foreground-color=0xff606060 ! video/x-raw,format=NV12,width=1920,height=1080 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! v.dist_sink \
+    >"$out/fps1080.log" 2>&1 || rc=$?
+  t1=$(date +%s%N)
+  rows+=("$(printf '1080p videotestsrc!cudaupload x2: rc=%s %s frames in %sms = %s fps (frames in place: %s)' "$rc" "$n" "$(((t1 - t0) / 1000000))" \
+    "$(python3 -c "print(round($n / (($t1 - $t0) / 1e9), 1))")" \
+    "$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/fps1080.log" | grep -oE "[0-9]+$" | tail -1)")")
+  # The same sources without the element: what the sources themselves cost.
+  t0=$(date +%s%N)
+  gst-launch-1.0 -q videotestsrc num-buffers=$n pattern=solid-color foreground-color=0xff808080 ! video/x-raw,format=NV12,width=1920,height=1080 ! cudaupload ! fakesink \
+    >/dev/null 2>&1 || true
+  t1=$(date +%s%N)
+  rows+=("$(printf '1080p videotestsrc!cudaupload alone (one stream): %sms' "$(((t1 - t0) / 1000000))")")
+
+  {
+    echo "== GStreamer GPU check"
+    printf '%s\n' "${rows[@]}"
+    cat "$out/compare.txt"
+  } | tee "$out/summary.txt"
+}
+
+case "${1:-}" in
+  build) build ;;
+  run) run ;;
+  *) echo "usage: $0 build|run" >&2; exit 2 ;;
+esac
