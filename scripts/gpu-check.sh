@@ -117,6 +117,46 @@ run() {
     done
   fi
 
+  # Whole process from y4m files, as libvmaf's CLI was timed (ANCHORS.md: 1080p, 240 frames,
+  # libvmaf CUDA 0.75-0.84 s): a synthetic pair written here, then the CLI on CUDA.
+  if [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]] && command -v python3 >/dev/null; then
+    local clip=/tmp/vmafcuda-1080p
+    python3 - "$clip" <<'PY'
+import sys
+import numpy as np
+base = sys.argv[1]
+w, h, n = 1920, 1080, 240
+rng = np.random.default_rng(7)
+yy, xx = np.mgrid[0:h, 0:w]
+for name, noise in (("ref", 0), ("dist", 6)):
+    with open(f"{base}-{name}.y4m", "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420jpeg\n".encode())
+        for t in range(n):
+            y = (128 + 60 * np.sin((xx + 3 * t) / 23.0) * np.cos((yy - 2 * t) / 17.0)).astype(np.int16)
+            if noise:
+                y = y + rng.integers(-noise, noise + 1, size=y.shape, dtype=np.int16)
+            f.write(b"FRAME\n")
+            f.write(np.clip(y, 0, 255).astype(np.uint8).tobytes())
+            f.write(np.full((h // 2) * (w // 2) * 2, 128, np.uint8).tobytes())
+PY
+    echo "== CLI whole process, 1080p 240 frames from y4m" >>"$log"
+    for backend in cuda cpu; do
+      local t0 t1
+      sync
+      t0=$(date +%s%N)
+      "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend "$backend" -q -o "$out/cli-$backend.json" >>"$log" 2>&1 || true
+      t1=$(date +%s%N)
+      rows+=("$(printf 'CLI 1080p 240 frames y4m, --backend %-4s whole process %6sms' "$backend" "$(((t1 - t0) / 1000000))")")
+    done
+    if cmp -s <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pooled_metrics']['vmaf'])" "$out/cli-cuda.json") \
+              <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pooled_metrics']['vmaf'])" "$out/cli-cpu.json"); then
+      rows+=("CLI cuda and cpu pooled vmaf identical")
+    else
+      rows+=("CLI cuda and cpu pooled vmaf DIFFER")
+    fi
+    rm -f "$clip"-*.y4m
+  fi
+
   {
     echo
     echo "== GPU check summary"
