@@ -6,13 +6,15 @@
 // Per scale (0 on the picture, 1..3 on the previous scale's approximation band):
 //   adm_dwt0_*     one DWT level of both pictures: a, v, h, d bands of reference and distorted
 //                  into device scratch (int16 at scale 0, int32 at 1..3). 32x8 output tiles; the
-//                  input tile and the vertical pass live in shared memory.
+//                  input tile (vector loads in interior tiles) and the vertical pass live in shared
+//                  memory. Block (0, 0) of scale 0 also zeroes the frame's results.
 //   adm_mask*      decoupling, CSF, contrast masking (numerator and AIM) and the denominator's
-//                  cubes over 32x8 tiles of the score region; each warp is one tile row and
-//                  writes that row's 9 per-tile sums (no atomics).
-// Then, once per frame, adm_finish adds each row's tile sums, applies libvmaf's per-row
-// rounding shifts, adds the rows (exact wrapping integer sums, any order) and writes
-// 4 scales x 9 values; the last block to finish (one counter per frame) does the final sum.
+//                  cubes over 32x8 tiles of the score region; each warp is one tile row and adds
+//                  that row's 9 per-tile sums to the row's accumulators; the row's last warp (one
+//                  counter per row) applies libvmaf's per-row rounding shifts and adds the row to
+//                  the scale's 9 results (exact wrapping integer sums, any order), leaving the
+//                  row's accumulators and counter at 0 for the next frame. The last row of
+//                  scale 3 copies the frame's results into the pinned result slot.
 //
 // The C code's quirks reproduced here (see src/features/adm.rs for the why):
 // - DWT: mirrored taps (-1 -> 1, n -> n-1, n+1 -> n-2); the last output column of a row whose
@@ -23,7 +25,8 @@
 //   int64 dot products rounded to float and compared in double; the gain-limited value
 //   truncated (C) or rounded to nearest even (AVX-512 columns).
 // - Masking: int16 truncations and int32 wrapping of scale 0; centre term truncated to int16
-//   outside the AVX-512 region; idle vector lanes adding cube(0) (added per row by adm_finish).
+//   outside the AVX-512 region; idle vector lanes adding cube(0) (added per row by the row's
+//   last warp).
 // No floating-point contraction can change a result: the only float arithmetic (angle test,
 // gain) uses explicit round-to-nearest intrinsics.
 
@@ -59,6 +62,7 @@ struct DwtArgs {
     unsigned long long band_stride;  // elements from one band to the next
     unsigned long long state;      // int32 words kept between levels and frames (see below)
     unsigned long long oob_ref;    // int32 row -1 of the reference input (oob rows), or 0
+    unsigned long long zero_out;   // scale 0: the frame's u64 [4][kSums] results, zeroed here
     int w_in, h_in, w_out, h_out;
     int scale;
     int bpc;
@@ -77,7 +81,13 @@ struct MaskArgs {
     unsigned long long bands;  // the scale's 8 bands (as written by the DWT)
     unsigned long long pitch;  // elements
     unsigned long long band_stride;
-    unsigned long long parts;  // u64 [cm rows][tiles_x][kSums]
+    unsigned long long rows;   // u64 [cm rows][kSums]: sums of the row's tiles so far (0 between frames)
+    unsigned long long row_count;  // unsigned [cm rows]: tiles of the row added so far (0 between frames)
+    unsigned long long out;    // u64 [kSums]: this scale's results (zeroed by the scale-0 DWT)
+    unsigned long long result;     // scale 3 or 0: host-visible u64 [4][kSums], written when the
+                                   // scale's last row is added (the frame's last kernel)
+    unsigned long long all_out;    // with result: the frame's u64 [4][kSums] results
+    unsigned long long rows_done;  // with result: unsigned, rows of the scale added so far
     double gain_limit;
     double cos_1deg_sq;
     long long mul[3];
@@ -86,6 +96,9 @@ struct MaskArgs {
     long long cub_add[3];
     unsigned long long den_sq_add;
     unsigned long long den_cub_add;
+    long long idle[3];         // added to each row sum of num and aim in simd rows
+    long long inner_add;       // per-row rounding of num and aim
+    unsigned long long den_row_add;  // per-row rounding of den
     int csf_shift[3];
     int thr_shift[3];
     int sq_shift[3];
@@ -96,26 +109,7 @@ struct MaskArgs {
     int simd_x0, simd_x1, simd_y0, simd_y1;  // scale 0: AVX-512 masking region
     int dec_s0, dec_s1;  // columns whose gain-limited value rounds to nearest even
     int tiles_x;
-    int pad_;
-};
-
-struct FinishScale {
-    unsigned long long parts;  // as MaskArgs::parts
-    long long idle[3];         // added to each row sum of num and aim in simd rows
-    long long inner_add;
-    unsigned long long den_row_add;
-    int rows, tiles_x;
-    int cm_y0, simd_y0, simd_y1;
     int inner_shift, den_row_shift;
-    int pad_;
-};
-
-struct FinishArgs {
-    FinishScale s[4];
-    unsigned long long block_parts;  // u64 [4][blocks_x][kSums]
-    unsigned long long counter;      // unsigned, 0 between frames
-    unsigned long long out;          // u64 [4][kSums]
-    int blocks_x;
     int pad_;
 };
 
@@ -204,41 +198,217 @@ __device__ __forceinline__ int horizontal(const DwtArgs& a, const int* f, int v0
     return (int)((acc + a.hp_add) >> a.hp_shift);
 }
 
+// Four samples of one vector load (little-endian lanes).
+template <typename In>
+struct VecOf;
+template <>
+struct VecOf<uint8_t> {
+    using type = uint32_t;
+    __device__ __forceinline__ static void unpack(uint32_t v, int e[4]) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) e[k] = (int)((v >> (8 * k)) & 0xffu);
+    }
+};
+template <>
+struct VecOf<uint16_t> {
+    using type = uint2;
+    __device__ __forceinline__ static void unpack(uint2 v, int e[4]) {
+        e[0] = (int)(v.x & 0xffffu);
+        e[1] = (int)(v.x >> 16);
+        e[2] = (int)(v.y & 0xffffu);
+        e[3] = (int)(v.y >> 16);
+    }
+};
+
+template <>
+struct VecOf<int16_t> {
+    using type = uint2;
+    __device__ __forceinline__ static void unpack(uint2 v, int e[4]) {
+        e[0] = (int)(int16_t)(v.x & 0xffffu);
+        e[1] = (int)(int16_t)(v.x >> 16);
+        e[2] = (int)(int16_t)(v.y & 0xffffu);
+        e[3] = (int)(int16_t)(v.y >> 16);
+    }
+};
+template <>
+struct VecOf<int32_t> {
+    using type = int4;
+    __device__ __forceinline__ static void unpack(int4 v, int e[4]) {
+        e[0] = v.x;
+        e[1] = v.y;
+        e[2] = v.z;
+        e[3] = v.w;
+    }
+};
+
+constexpr int kInCols = 2 * kTx + 2;  // input columns of one DWT tile
+constexpr int kInRows = 2 * kTy + 2;  // input rows of one DWT tile
+
+// Vector idx (< 2 kInRows kChunks) of a tile's input: picture, row, vector of the row.
+template <typename In>
+__device__ __forceinline__ typename VecOf<In>::type tile_vec_load(const DwtArgs& a, int x0, int r0,
+                                                                 int idx) {
+    constexpr int kChunks = (kInCols + 6) / 4;
+    const int row = idx / kChunks, ch = idx % kChunks;
+    const int pic = row / kInRows, r = row % kInRows;
+    const unsigned long long base = pic == 0 ? a.ref : a.dis;
+    const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
+    return *reinterpret_cast<const typename VecOf<In>::type*>(
+        base + (unsigned long long)(r0 + r) * pitch +
+        (unsigned long long)(2 * x0 - 4 + 4 * ch) * sizeof(In));
+}
+
+template <typename In>
+__device__ __forceinline__ void tile_vec_store(typename VecOf<In>::type v, int idx,
+                                               int (*s_in)[kInRows][kInCols]) {
+    constexpr int kChunks = (kInCols + 6) / 4;
+    const int row = idx / kChunks, ch = idx % kChunks;
+    const int pic = row / kInRows, r = row % kInRows;
+    int e4[4];
+    VecOf<In>::unpack(v, e4);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        const int col = 4 * ch + e - 3;  // tile column of input column 2 x0 - 4 + 4 ch + e
+        if (col >= 0 && col < kInCols) s_in[pic][r][col] = e4[e];
+    }
+}
+
+// Whether a tile reads only in-picture samples and its planes allow vectors of 4 samples (input
+// columns 2 x0 - 4 + 4 k .. + 3, k < 18, cover the tile's columns 2 x0 - 1 .. 2 x0 + 64).
+template <typename Vec>
+__device__ __forceinline__ bool tile_vec_ok(const DwtArgs& a, int x0, int r0) {
+    constexpr int kChunks = (kInCols + 6) / 4;
+    return 2 * x0 - 4 >= 0 && 2 * x0 + 4 * kChunks - 4 <= a.w_in && r0 >= 0 &&
+           r0 + kInRows <= a.h_in &&
+           ((a.ref | a.dis | a.ref_pitch | a.dis_pitch) & (sizeof(Vec) - 1)) == 0;
+}
+
+// Scales 1..3: input tile of interior tiles with aligned planes (always, in our scratch), in
+// vectors of 4 samples. The same samples as the scalar path, stored at the same places: returns
+// false (nothing stored) where that path must run instead.
+template <typename In>
+__device__ __forceinline__ bool load_tile_vec(const DwtArgs& a, int x0, int r0, int tid,
+                                              int (*s_in)[kInRows][kInCols]) {
+    using Vec = typename VecOf<In>::type;
+    constexpr int kChunks = (kInCols + 6) / 4;
+    constexpr int kLoads = 2 * kInRows * kChunks;
+    constexpr int kIters = (kLoads + kThreads - 1) / kThreads;
+    if (!tile_vec_ok<Vec>(a, x0, r0)) return false;
+    // one vector at a time: these kernels are fused with a masking kernel (registers)
+#pragma unroll 1
+    for (int it = 0; it < kIters; ++it) {
+        const int idx = tid + it * kThreads;
+        if (idx < kLoads) tile_vec_store<In>(tile_vec_load<In>(a, x0, r0, idx), idx, s_in);
+    }
+    return true;
+}
+
+// Scale 0, interior tiles with aligned planes: the vertical pass straight from vector loads
+// (no input tile in shared memory). One unit = picture, output row r, vector ch of 4 columns:
+// four input rows 2 r - 1 .. 2 r + 2 (tile rows 2 r .. 2 r + 3) at input columns
+// 2 x0 - 4 + 4 ch .. + 3 (tile columns 4 ch - 3 .. 4 ch), the same samples the scalar path puts
+// in s_in, through the same vertical(). Returns false (nothing stored) where that path must run.
+template <typename In>
+__device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int r0, int tid,
+                                                  int (*s_lo)[kTy][kInCols],
+                                                  int (*s_hi)[kTy][kInCols]) {
+    using Vec = typename VecOf<In>::type;
+    constexpr int kChunks = (kInCols + 6) / 4;
+    constexpr int kUnits = 2 * kTy * kChunks;
+    constexpr int kIters = (kUnits + kThreads - 1) / kThreads;
+    if (!tile_vec_ok<Vec>(a, x0, r0)) return false;
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+        const int idx = tid + it * kThreads;
+        if (idx < kUnits) {
+            const int row = idx / kChunks, ch = idx % kChunks;
+            const int pic = row / kTy, r = row % kTy;
+            const unsigned long long base = pic == 0 ? a.ref : a.dis;
+            const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
+            const unsigned long long at = base + (unsigned long long)(r0 + 2 * r) * pitch +
+                                          (unsigned long long)(2 * x0 - 4 + 4 * ch) * sizeof(In);
+            Vec w[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                w[k] = *reinterpret_cast<const Vec*>(at + (unsigned long long)k * pitch);
+            }
+            int e[4][4];  // [input row][column]
+#pragma unroll
+            for (int k = 0; k < 4; ++k) VecOf<In>::unpack(w[k], e[k]);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int col = 4 * ch + q - 3;
+                if (col >= 0 && col < kInCols) {
+                    int lo, hi;
+                    vertical<true>(a, e[0][q], e[1][q], e[2][q], e[3][q], lo, hi);
+                    s_lo[pic][r][col] = lo;
+                    s_hi[pic][r][col] = hi;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 template <typename In, typename Out, bool S0>
 __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
-    constexpr int kCols = 2 * kTx + 2;
-    constexpr int kRows = 2 * kTy + 2;
+    constexpr int kCols = kInCols;
+    constexpr int kRows = kInRows;
     __shared__ int s_in[2][kRows][kCols];
-    __shared__ int s_lo[2][kTy][kCols];
-    __shared__ int s_hi[2][kTy][kCols];
+    __shared__ __align__(16) int s_lo[2][kTy][kCols];
+    __shared__ __align__(16) int s_hi[2][kTy][kCols];
     const int tid = threadIdx.y * kTx + threadIdx.x;
     const int x0 = bx * kTx, y0 = by * kTy;
     const int c0 = 2 * x0 - 1, r0 = 2 * y0 - 1;
 
-    // Interior tiles need no mirroring: plain row loads.
+    if (S0 && bx == 0 && by == 0 && tid < 4 * kSums && a.zero_out) {
+        // The frame's results start at 0: the masking kernels (all after this one) add to them.
+        reinterpret_cast<unsigned long long*>(a.zero_out)[tid] = 0;
+    }
+    // Interior tiles need no mirroring; with aligned planes (always at scales 1..3), vectors
+    // of 4 samples (at scale 0 straight into the vertical pass).
     const bool interior = c0 >= 0 && c0 + kCols <= a.w_in && r0 >= 0 && r0 + kRows <= a.h_in;
-    for (int k = threadIdx.y; k < 2 * kRows; k += kTy) {
-        const int pic = k / kRows, r = k % kRows;
-        if (interior) {
-            const unsigned long long base = pic == 0 ? a.ref : a.dis;
-            const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
-            const In* row = reinterpret_cast<const In*>(base + (unsigned long long)(r0 + r) * pitch);
-            for (int c = threadIdx.x; c < kCols; c += kTx) s_in[pic][r][c] = (int)row[c0 + c];
-        } else {
-            for (int c = threadIdx.x; c < kCols; c += kTx) {
-                s_in[pic][r][c] = input<In>(a, pic, r0 + r, c0 + c);
+    bool vertical_done = false;  // block-uniform
+    if constexpr (S0) vertical_done = vertical_tile_vec<In>(a, x0, r0, tid, s_lo, s_hi);
+    if (!vertical_done) {
+        bool loaded = false;
+        if constexpr (!S0) loaded = load_tile_vec<In>(a, x0, r0, tid, s_in);
+        if (!loaded) {
+#pragma unroll
+            for (int k = threadIdx.y; k < 2 * kRows; k += kTy) {
+                const int pic = k / kRows, r = k % kRows;
+                if (interior) {
+                    const unsigned long long base = pic == 0 ? a.ref : a.dis;
+                    const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
+                    const In* row =
+                        reinterpret_cast<const In*>(base + (unsigned long long)(r0 + r) * pitch);
+#pragma unroll
+                    for (int c = threadIdx.x; c < kCols; c += kTx) {
+                        s_in[pic][r][c] = (int)row[c0 + c];
+                    }
+                } else {
+#pragma unroll
+                    for (int c = threadIdx.x; c < kCols; c += kTx) {
+                        s_in[pic][r][c] = input<In>(a, pic, r0 + r, c0 + c);
+                    }
+                }
             }
         }
-    }
-    __syncthreads();
-    for (int k = threadIdx.y; k < 2 * kTy; k += kTy) {
-        const int pic = k / kTy, r = k % kTy;
-        for (int c = threadIdx.x; c < kCols; c += kTx) {
-            int lo, hi;
-            vertical<S0>(a, s_in[pic][2 * r][c], s_in[pic][2 * r + 1][c],
-                         s_in[pic][2 * r + 2][c], s_in[pic][2 * r + 3][c], lo, hi);
-            s_lo[pic][r][c] = lo;
-            s_hi[pic][r][c] = hi;
+        __syncthreads();
+        // Vertical pass: 2 pictures x kTy rows x kCols columns, a fixed number per thread.
+        constexpr int kVert = 2 * kTy * kCols;
+#pragma unroll
+        for (int it = 0; it < (kVert + kThreads - 1) / kThreads; ++it) {
+            const int idx = tid + it * kThreads;
+            if (idx < kVert) {
+                const int row = idx / kCols, c = idx % kCols;
+                const int pic = row / kTy, r = row % kTy;
+                int lo, hi;
+                vertical<S0>(a, s_in[pic][2 * r][c], s_in[pic][2 * r + 1][c],
+                             s_in[pic][2 * r + 2][c], s_in[pic][2 * r + 3][c], lo, hi);
+                s_lo[pic][r][c] = lo;
+                s_hi[pic][r][c] = hi;
+            }
         }
     }
     __syncthreads();
@@ -251,9 +421,14 @@ __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
 #pragma unroll
         for (int pic = 0; pic < 2; ++pic) {
 #pragma unroll
-            for (int t = 0; t < 4; ++t) {
-                v[pic][0][t] = s_lo[pic][ty][2 * tx + t];
-                v[pic][1][t] = s_hi[pic][ty][2 * tx + t];
+            for (int t = 0; t < 4; t += 2) {
+                // 8-byte reads: rows of kCols (even) ints, arrays 16-byte aligned
+                const int2 l = *reinterpret_cast<const int2*>(&s_lo[pic][ty][2 * tx + t]);
+                const int2 h = *reinterpret_cast<const int2*>(&s_hi[pic][ty][2 * tx + t]);
+                v[pic][0][t] = l.x;
+                v[pic][0][t + 1] = l.y;
+                v[pic][1][t] = h.x;
+                v[pic][1][t + 1] = h.y;
             }
         }
         if (a.oob_cols && j == 0) {
@@ -287,19 +462,23 @@ __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
             for (int t = 0; t < 4; ++t) {
                 const int c = 2 * j - 1 + t;
                 if (c < a.w_in) continue;
-                const int q = c - a.w_in;
-                const int (*next)[2] = q == 0 ? col0 : col1;
+                const int q = c - a.w_in;  // 0 or 1
+                // selects, not a pointer into col0/col1 (which would put them in local memory)
+                const int n0hi = q == 0 ? col0[0][1] : col1[0][1];
+                const int n1lo = q == 0 ? col0[1][0] : col1[1][0];
+                const int n1hi = q == 0 ? col0[1][1] : col1[1][1];
+                const int ex = q == 0 ? extra[0] : extra[1];
                 if (S0) {
                     // per picture: lo reads its hi row, hi reads the frame word
-                    v[0][0][t] = next[0][1];
-                    v[0][1][t] = extra[q];
-                    v[1][0][t] = next[1][1];
-                    v[1][1][t] = extra[q];
+                    v[0][0][t] = n0hi;
+                    v[0][1][t] = ex;
+                    v[1][0][t] = n1hi;
+                    v[1][1][t] = ex;
                 } else {
-                    v[0][0][t] = next[0][1];
-                    v[0][1][t] = next[1][0];
-                    v[1][0][t] = next[1][1];
-                    v[1][1][t] = extra[q];
+                    v[0][0][t] = n0hi;
+                    v[0][1][t] = n1lo;
+                    v[1][0][t] = n1hi;
+                    v[1][1][t] = ex;
                 }
             }
         }
@@ -461,9 +640,9 @@ __device__ __forceinline__ unsigned long long den_term(const MaskArgs& m, int v)
     return (sq * a + m.den_cub_add) >> m.den_cub_shift;
 }
 
-__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
+__device__ __forceinline__ unsigned long long warp_sum_all(unsigned long long v) {
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
     return v;
 }
 
@@ -478,43 +657,69 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
     const E* bands = reinterpret_cast<const E*>(m.bands);
     const unsigned long long bs = m.band_stride;
 
-    for (int p = tid; p < kHalo; p += kThreads) {
-        const int hy = p / kHx, hx = p % kHx;
-        // masking neighbours mirror as -1 -> 1, n -> n - 1
-        int y = y0 - 1 + hy, x = x0 - 1 + hx;
-        // (rows and columns past the score region of partial tiles are clamped: unused)
-        y = y < 0 ? 1 : (y >= m.h ? m.h - 1 : y);
-        x = x < 0 ? 1 : (x >= m.w ? m.w - 1 : x);
-        const unsigned long long at = (unsigned long long)y * m.pitch + x;
-        int o[3], t[3], r[3], ad[3];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i = y0 + ty, j = x0 + tx;
+    const bool valid = i < m.cm_y1 && j < m.cm_x1;
+    // Every global load of the thread issued up front (the kernel's latency is its critical
+    // path at the small scales): the centre's o bands for the denominator, then the halo's
+    // bands, before the first use.
+    int den_o[3] = {0, 0, 0};
+    if (valid) {
+        const unsigned long long at = (unsigned long long)i * m.pitch + j;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
-            // bands 1..3 of each picture are v, h, d; libvmaf's theta order is h, v, d
             const int band = b == 0 ? 2 : (b == 1 ? 1 : 3);
-            o[b] = bands[band * bs + at];
-            t[b] = bands[(4 + band) * bs + at];
+            den_o[b] = bands[band * bs + at];
         }
-        const bool simd = x >= m.dec_s0 && x < m.dec_s1;
-        decouple_px<S0>(o, t, simd, m.gain_limit, m.cos_1deg_sq, r, ad);
-        int sr = 0, sa = 0;
+    }
+    constexpr int kHaloIters = (kHalo + kThreads - 1) / kThreads;
+    int o[kHaloIters][3], t[kHaloIters][3];
+    bool simd_col[kHaloIters];
 #pragma unroll
-        for (int b = 0; b < 3; ++b) {
-            sr = (int)((uint32_t)sr + (uint32_t)flt<S0>(csf_abs<S0>(m, b, r[b])));
-            sa = (int)((uint32_t)sa + (uint32_t)flt<S0>(csf_abs<S0>(m, b, ad[b])));
-            s_ra[b][p] = r[b];
-            s_ra[3 + b][p] = ad[b];
+    for (int it = 0; it < kHaloIters; ++it) {
+        const int p = tid + it * kThreads;
+        if (p < kHalo) {
+            const int hy = p / kHx, hx = p % kHx;
+            // masking neighbours mirror as -1 -> 1, n -> n - 1
+            int y = y0 - 1 + hy, x = x0 - 1 + hx;
+            // (rows and columns past the score region of partial tiles are clamped: unused)
+            y = y < 0 ? 1 : (y >= m.h ? m.h - 1 : y);
+            x = x < 0 ? 1 : (x >= m.w ? m.w - 1 : x);
+            const unsigned long long at = (unsigned long long)y * m.pitch + x;
+#pragma unroll
+            for (int b = 0; b < 3; ++b) {
+                // bands 1..3 of each picture are v, h, d; libvmaf's theta order is h, v, d
+                const int band = b == 0 ? 2 : (b == 1 ? 1 : 3);
+                o[it][b] = bands[band * bs + at];
+                t[it][b] = bands[(4 + band) * bs + at];
+            }
+            simd_col[it] = x >= m.dec_s0 && x < m.dec_s1;
         }
-        s_sr[p] = sr;
-        s_sa[p] = sa;
+    }
+#pragma unroll
+    for (int it = 0; it < kHaloIters; ++it) {
+        const int p = tid + it * kThreads;
+        if (p < kHalo) {
+            int r[3], ad[3];
+            decouple_px<S0>(o[it], t[it], simd_col[it], m.gain_limit, m.cos_1deg_sq, r, ad);
+            int sr = 0, sa = 0;
+#pragma unroll
+            for (int b = 0; b < 3; ++b) {
+                sr = (int)((uint32_t)sr + (uint32_t)flt<S0>(csf_abs<S0>(m, b, r[b])));
+                sa = (int)((uint32_t)sa + (uint32_t)flt<S0>(csf_abs<S0>(m, b, ad[b])));
+                s_ra[b][p] = r[b];
+                s_ra[3 + b][p] = ad[b];
+            }
+            s_sr[p] = sr;
+            s_sa[p] = sa;
+        }
     }
     __syncthreads();
 
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int i = y0 + ty, j = x0 + tx;
     unsigned long long sums[kSums];
 #pragma unroll
     for (int q = 0; q < kSums; ++q) sums[q] = 0;
-    if (i < m.cm_y1 && j < m.cm_x1) {
+    if (valid) {
         const int c = (ty + 1) * kHx + tx + 1;
         uint32_t box_r = 0, box_a = 0;
 #pragma unroll
@@ -539,23 +744,74 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
         // threshold of the masker: 8 neighbours' |csf| / 30 plus the centre's |csf| / 15
         const int thr_a = (int)(box_a - (uint32_t)s_sa[c] + cen_a);
         const int thr_r = (int)(box_r - (uint32_t)s_sr[c] + cen_r);
-        const unsigned long long at = (unsigned long long)i * m.pitch + j;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             sums[b] = cube(m, b, masked<S0>(m, b, r[b], thr_a));
             sums[3 + b] = cube(m, b, masked<S0>(m, b, ad[b], thr_r));
-            const int band = b == 0 ? 2 : (b == 1 ? 1 : 3);
-            sums[6 + b] = den_term<S0>(m, bands[band * bs + at]);
+            sums[6 + b] = den_term<S0>(m, den_o[b]);
         }
     }
+    // Each of lanes 0..8 gets one of the warp's 9 sums.
+    const int lane = tx;
+    unsigned long long mine = 0;
 #pragma unroll
-    for (int q = 0; q < kSums; ++q) sums[q] = warp_sum(sums[q]);
-    if (tx == 0 && i < m.cm_y1) {
-        unsigned long long* out = reinterpret_cast<unsigned long long*>(m.parts) +
-                                  ((unsigned long long)(i - m.cm_y0) * m.tiles_x + bx) *
-                                      kSums;
-#pragma unroll
-        for (int q = 0; q < kSums; ++q) out[q] = sums[q];
+    for (int q = 0; q < kSums; ++q) {
+        const unsigned long long v = warp_sum_all(sums[q]);
+        if (lane == q) mine = v;
+    }
+    if (i < m.cm_y1) {  // warp-uniform
+        // Add this tile's sums to its row's (exact wrapping integer sums, any order); the last
+        // of the row's tiles_x warps applies libvmaf's per-row rounding and adds the row to the
+        // scale's results, leaving the row's words at 0 for the next frame.
+        const int row = i - m.cm_y0;
+        unsigned long long* acc = reinterpret_cast<unsigned long long*>(m.rows) +
+                                  (unsigned long long)row * kSums;
+        unsigned* count = reinterpret_cast<unsigned*>(m.row_count) + row;
+        if (lane < kSums) atomicAdd(acc + lane, mine);
+        __threadfence();
+        __syncwarp();
+        unsigned ticket = 0;
+        if (lane == 0) ticket = atomicAdd(count, 1u);
+        ticket = __shfl_sync(0xffffffffu, ticket, 0);
+        if (ticket == (unsigned)m.tiles_x - 1) {
+            __threadfence();
+            if (lane < kSums) {
+                unsigned long long v = atomicExch(acc + lane, 0ull);
+                if (lane < 6) {
+                    const int b = lane < 3 ? lane : lane - 3;
+                    const long long idle = b == 0 ? m.idle[0] : (b == 1 ? m.idle[1] : m.idle[2]);
+                    long long inner = (long long)v;
+                    if (i >= m.simd_y0 && i < m.simd_y1) {
+                        inner = (long long)((unsigned long long)inner + (unsigned long long)idle);
+                    }
+                    inner = (long long)((unsigned long long)inner + (unsigned long long)m.inner_add);
+                    v = (unsigned long long)(inner >> m.inner_shift);
+                } else {
+                    v = (v + m.den_row_add) >> m.den_row_shift;
+                }
+                atomicAdd(reinterpret_cast<unsigned long long*>(m.out) + lane, v);
+            }
+            if (lane == 0) atomicExch(count, 0u);
+            if (m.result) {
+                // The frame's last row (scales 0..2 completed in earlier kernels) copies all 4
+                // scales' results to the host-visible slot (no copy launch).
+                __threadfence();
+                __syncwarp();
+                unsigned done = 0;
+                unsigned* rows_done = reinterpret_cast<unsigned*>(m.rows_done);
+                if (lane == 0) done = atomicAdd(rows_done, 1u);
+                done = __shfl_sync(0xffffffffu, done, 0);
+                if (done == (unsigned)(m.cm_y1 - m.cm_y0) - 1) {
+                    __threadfence();
+                    const unsigned long long* all =
+                        reinterpret_cast<const unsigned long long*>(m.all_out);
+                    volatile unsigned long long* dst =
+                        reinterpret_cast<volatile unsigned long long*>(m.result);
+                    for (int q = lane; q < 4 * kSums; q += kTx) dst[q] = __ldcg(all + q);
+                    if (lane == 0) atomicExch(rows_done, 0u);
+                }
+            }
+        }
     }
 }
 
@@ -563,18 +819,18 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
 
 using namespace adm;
 
-extern "C" __global__ void __launch_bounds__(kThreads) adm_dwt0_u8(DwtArgs a) {
+extern "C" __global__ void __launch_bounds__(kThreads, 6) adm_dwt0_u8(DwtArgs a) {
     dwt<uint8_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads) adm_dwt0_u16(DwtArgs a) {
+extern "C" __global__ void __launch_bounds__(kThreads, 6) adm_dwt0_u16(DwtArgs a) {
     dwt<uint16_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
 }
 
 // Masking of scale s fused with the (independent) DWT of scale s + 1: one launch, blocks
 // [0, mask_blocks) mask (tiles_x wide), the rest transform (dwt_tiles_x wide). Fewer kernel
 // boundaries on the frame's critical path, and the small scales fill the GPU better together.
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, 6)
 adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     const int b = blockIdx.x;
     if (b < mask_blocks) {
@@ -585,7 +841,7 @@ adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, 6)
 adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     const int b = blockIdx.x;
     if (b < mask_blocks) {
@@ -596,14 +852,14 @@ adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads) adm_mask123(MaskArgs m) {
+extern "C" __global__ void __launch_bounds__(kThreads, 6) adm_mask123(MaskArgs m) {
     mask<int32_t, false>(m, blockIdx.x, blockIdx.y);
 }
 
 // Row -1 of the scale-3 reference input when that input is 3..4 rows tall (pictures 17..32 rows
 // tall): in libvmaf's buffers it is the tail of the scale-0 AIM CSF d band (row h0 - 2, pairs of
 // int16 read as one int32). One thread per output word j < n.
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, 6)
 adm_fill_oob(MaskArgs m, int row, int csf_x0, int csf_x1, int n, unsigned long long out) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
@@ -625,77 +881,4 @@ adm_fill_oob(MaskArgs m, int row, int csf_x0, int csf_x1, int n, unsigned long l
         halves[q] = (uint16_t)csf0(m.mul[2], m.csf_add[2], m.csf_shift[2], r[2]);
     }
     reinterpret_cast<int*>(out)[j] = (int)((halves[1] << 16) | halves[0]);
-}
-
-// Per-row finish of all four scales: each warp adds one score-region row's tile sums, applies
-// libvmaf's per-row rounding, and each block writes its rows' total; the last block adds those.
-extern "C" __global__ void __launch_bounds__(kThreads) adm_finish(FinishArgs f) {
-    __shared__ unsigned long long s_part[kTy][kSums];
-    __shared__ bool s_last;
-    const int scale = blockIdx.y;
-    const FinishScale& s = f.s[scale];
-    const int lane = threadIdx.x, warp = threadIdx.y;
-    const int row = blockIdx.x * kTy + warp;
-    unsigned long long v[kSums];
-#pragma unroll
-    for (int q = 0; q < kSums; ++q) v[q] = 0;
-    if (row < s.rows) {
-        const unsigned long long* p =
-            reinterpret_cast<const unsigned long long*>(s.parts) +
-            (unsigned long long)row * s.tiles_x * kSums;
-        for (int t = lane; t < s.tiles_x; t += kTx) {
-#pragma unroll
-            for (int q = 0; q < kSums; ++q) v[q] += p[t * kSums + q];
-        }
-    }
-#pragma unroll
-    for (int q = 0; q < kSums; ++q) v[q] = warp_sum(v[q]);
-    if (lane == 0) {
-        if (row < s.rows) {
-            const int y = s.cm_y0 + row;
-            const bool simd_row = y >= s.simd_y0 && y < s.simd_y1;
-#pragma unroll
-            for (int q = 0; q < 6; ++q) {
-                long long inner = (long long)v[q];
-                if (simd_row) inner = (long long)((unsigned long long)inner + s.idle[q % 3]);
-                inner = (long long)((unsigned long long)inner + (unsigned long long)s.inner_add);
-                v[q] = (unsigned long long)(inner >> s.inner_shift);
-            }
-#pragma unroll
-            for (int q = 6; q < kSums; ++q) v[q] = (v[q] + s.den_row_add) >> s.den_row_shift;
-        }
-#pragma unroll
-        for (int q = 0; q < kSums; ++q) s_part[warp][q] = v[q];
-    }
-    __syncthreads();
-    const int tid = warp * kTx + lane;
-    unsigned long long* block_parts = reinterpret_cast<unsigned long long*>(f.block_parts);
-    if (tid < kSums) {
-        unsigned long long acc = 0;
-        for (int w = 0; w < kTy; ++w) acc += s_part[w][tid];
-        block_parts[((unsigned long long)scale * f.blocks_x + blockIdx.x) * kSums + tid] = acc;
-    }
-    // The last block to get here adds every block's totals (threadFenceReduction pattern).
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) {
-        const unsigned total = gridDim.x * gridDim.y;
-        const unsigned ticket = atomicAdd(reinterpret_cast<unsigned*>(f.counter), 1u);
-        s_last = ticket == total - 1;
-    }
-    __syncthreads();
-    if (!s_last) return;
-    __threadfence();
-    unsigned long long* out = reinterpret_cast<unsigned long long*>(f.out);
-    // one warp per output value, lanes across the blocks
-    for (int o = warp; o < 4 * kSums; o += kTy) {
-        const int sc = o / kSums, q = o % kSums;
-        unsigned long long acc = 0;
-        for (int b = lane; b < f.blocks_x; b += kTx) {
-            acc += __ldcg(&block_parts[((unsigned long long)sc * f.blocks_x + b) * kSums + q]);
-        }
-        acc = warp_sum(acc);
-        if (lane == 0) out[o] = acc;
-    }
-    if (tid == 0) *reinterpret_cast<unsigned*>(f.counter) = 0;
 }

@@ -6,16 +6,21 @@
 // One kernel per scale (vif_scale0_u8, vif_scale0_u16, vif_scale1..3), each fusing, for a
 // tile of output pixels (64x16 at scales 0 and 1, 32x8 at 2 and 3):
 //   1. the input tile plus the filter's halo, loaded into shared memory with libvmaf's mirrored
-//      edges (-1 -> 1, n -> n - 2) already applied, so every later pass is positional;
+//      edges (-1 -> 1, n -> n - 2) already applied, so every later pass is positional (four
+//      samples per 4- or 8-byte load where the rows allow);
 //   2. the vertical pass of the five local moments (mu1, mu2, x², y², xy) with libvmaf's
 //      rounding shifts, into shared memory (each thread slides down 4 rows of one column);
 //   3. the horizontal pass (each thread 4 adjacent pixels from one window of 128-bit loads),
 //      the per-pixel statistic (libvmaf's double arithmetic, operation for operation, never
 //      contracted into FMAs: explicit __d*_rn intrinsics) and a block sum of the four integer
-//      accumulators into partial[block];
+//      accumulators, added atomically into the frame's per-scale accumulators;
 //   4. (scales 0..2) the next scale's decimated planes: the next filter applied to the same
 //      tile at even rows and columns, with libvmaf's rounding, stored as uint16.
-// vif_reduce then adds each scale's partials (integer sums: the order does not matter).
+// The last block of scale 3 to finish publishes the 16 sums and zeroes the accumulators for the
+// next frame (integer sums: the order of the atomic adds does not matter).
+// Each scale also has a latency kernel (*_fine: 32x8 tiles, one pixel per thread, two rows per
+// vertical item) for scales with few blocks per SM; the host picks one by pixel count. Both run
+// the same arithmetic.
 //
 // Exactness notes (the CPU engine, src/features/vif.rs, documents the arithmetic):
 // - mu sums fit uint32 (taps sum to 65536, samples < 65536); libvmaf's wrapping uint32 sums
@@ -32,11 +37,13 @@
 // would make the image depend on where the repository is checked out.
 namespace vif {
 
-constexpr int kThreads = 256;  // block size of vif_reduce
 // Output tiles: 64x16 at scales 0 and 1 (256 threads), 32x8 at scales 2 and 3 (64 threads: the
 // small pictures still spread over many SMs). Widths are multiples of 8 and heights of 4.
 constexpr int kBigW = 64, kBigH = 16, kBigThreads = kBigW * kBigH / 4;
 constexpr int kSmallW = 32, kSmallH = 8, kSmallThreads = kSmallW * kSmallH / 4;
+// The latency variant of every scale, for small pictures (few blocks per SM): 32x8 tiles with
+// one pixel per thread (256 threads) and two rows per item of the vertical pass.
+constexpr int kFineThreads = kSmallW * kSmallH;
 constexpr int kSigmaNsq = 2 << 16;
 constexpr double kEps = 65536.0 * 1.0e-10;
 
@@ -46,7 +53,6 @@ __constant__ uint32_t kFilter0[17] = {489,  935,  1640, 2640, 3896, 5274, 6547, 
 __constant__ uint32_t kFilter1[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
 __constant__ uint32_t kFilter2[5] = {3571, 16004, 26386, 16004, 3571};
 __constant__ uint32_t kFilter3[3] = {10904, 43728, 10904};
-
 template <int S>
 struct Filter;
 template <>
@@ -148,9 +154,18 @@ __device__ __forceinline__ long long warp_sum(long long v) {
     return v;
 }
 
-// Adds the block's accumulators and writes them to out[0..4) (thread 0). kBlock threads.
-template <int kBlock>
-__device__ __forceinline__ void block_sums(Sums acc, unsigned long long* __restrict__ out) {
+// Per-frame device state shared by the scale kernels of one GpuVif (see the host side):
+// kAccWords accumulators (4 per scale), then kAccWords published sums, then the block counter of
+// the last scale (as uint32 in the low half of one word).
+constexpr int kAccWords = 16;
+
+// Adds the block's accumulators (kBlock threads) into state[4 * S .. 4 * S + 4) with integer
+// atomics (the order of integer sums does not matter: exact). At the last scale (kPublish) the
+// block that finishes last moves the 16 accumulators into state[16 .. 32) and leaves the
+// accumulators and the counter at zero for the next frame (its scale kernels come after this
+// launch on the same stream).
+template <int kBlock, int S, bool kPublish>
+__device__ __forceinline__ void block_sums(Sums acc, unsigned long long* __restrict__ state) {
     constexpr int kBlockWarps = kBlock / 32;
     __shared__ long long warp_sums[kBlockWarps][4];
     const int lane = threadIdx.x & 31;
@@ -172,42 +187,72 @@ __device__ __forceinline__ void block_sums(Sums acc, unsigned long long* __restr
         for (int i = 0; i < 4; ++i) {
             long long s = lane < kBlockWarps ? warp_sums[lane][i] : 0;
             s = warp_sum(s);
+            // Every block sum is non-negative; 2's complement adds equal the signed ones.
+            if (lane == 0 && s != 0) {
+                atomicAdd(&state[4 * S + i], (unsigned long long)s);
+            }
+        }
+        if constexpr (kPublish) {
+            unsigned int* counter = reinterpret_cast<unsigned int*>(&state[2 * kAccWords]);
+            const unsigned int blocks = gridDim.x * gridDim.y;
+            unsigned int ticket = 0;
             if (lane == 0) {
-                out[i] = (unsigned long long)s;
+                // Our adds are visible device-wide before the counter says this block is done.
+                __threadfence();
+                ticket = atomicAdd(counter, 1u);
+            }
+            ticket = __shfl_sync(0xffffffffu, ticket, 0);
+            if (ticket == blocks - 1) {
+                // Every block's adds precede its counter increment: the sums are complete.
+                // One accumulator per lane, in parallel.
+                __threadfence();
+                if (lane < kAccWords) {
+                    state[kAccWords + lane] = atomicExch(&state[lane], 0ull);
+                }
+                if (lane == 0) {
+                    atomicExch(counter, 0u);
+                }
             }
         }
     }
 }
 
-template <typename In>
-__device__ __forceinline__ uint32_t sample(const uint8_t* __restrict__ base, size_t pitch, int x,
-                                           int y) {
-    return reinterpret_cast<const In*>(base + (size_t)y * pitch)[x];
-}
-
-// Loads 4 * kVec consecutive uint32 from 16-byte aligned shared memory.
-template <int kVec>
-__device__ __forceinline__ void load_window(const uint32_t* __restrict__ p, uint32_t* win) {
+// The window of P consecutive outputs of an N-tap filter: its N + P - 1 inputs (P == 4: as
+// whole uint4 loads from 16-byte aligned shared memory, rounded up; P == 1: one by one).
+template <int N, int P>
+struct Window {
+    static constexpr int kVec = (N + P - 1 + 3) / 4;
+    static constexpr int kLen = P == 4 ? 4 * kVec : N + P - 1;
+    __device__ __forceinline__ static void load(const uint32_t* __restrict__ p, uint32_t* win) {
+        if constexpr (P == 4) {
 #pragma unroll
-    for (int v = 0; v < kVec; ++v) {
-        const uint4 q = reinterpret_cast<const uint4*>(p)[v];
-        win[4 * v] = q.x;
-        win[4 * v + 1] = q.y;
-        win[4 * v + 2] = q.z;
-        win[4 * v + 3] = q.w;
+            for (int v = 0; v < kVec; ++v) {
+                const uint4 q = reinterpret_cast<const uint4*>(p)[v];
+                win[4 * v] = q.x;
+                win[4 * v + 1] = q.y;
+                win[4 * v + 2] = q.z;
+                win[4 * v + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < kLen; ++k) {
+                win[k] = p[k];
+            }
+        }
     }
-}
+};
 
-// Horizontal pass of a mu row: 4 consecutive outputs from a window (wrapping uint32 sums like
+// Horizontal pass of a mu row: P consecutive outputs from a window (wrapping uint32 sums like
 // libvmaf's; the results fit).
-template <int S, int kVec>
-__device__ __forceinline__ void filter_mu(const uint32_t* __restrict__ row, uint32_t out[4]) {
+template <int S, int P>
+__device__ __forceinline__ void filter_mu(const uint32_t* __restrict__ row, uint32_t out[P]) {
     using F = Filter<S>;
-    uint32_t win[4 * kVec];
-    load_window<kVec>(row, win);
+    using Win = Window<F::N, P>;
+    uint32_t win[Win::kLen];
+    Win::load(row, win);
     constexpr int kHalf = F::N / 2;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < P; ++j) {
         // Symmetric taps added first (the products may wrap; the sum mod 2^32 is exact).
         uint32_t a = F::c(kHalf) * win[j + kHalf];
 #pragma unroll
@@ -219,13 +264,14 @@ __device__ __forceinline__ void filter_mu(const uint32_t* __restrict__ row, uint
 }
 
 // Horizontal pass of a second-moment row: (uint64 sum + 32768) >> 16, cut to uint32.
-template <int S, int kVec>
-__device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint32_t out[4]) {
+template <int S, int P>
+__device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint32_t out[P]) {
     using F = Filter<S>;
-    uint32_t win[4 * kVec];
-    load_window<kVec>(row, win);
+    using Win = Window<F::N, P>;
+    uint32_t win[Win::kLen];
+    Win::load(row, win);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < P; ++j) {
         uint64_t a = 0;
 #pragma unroll
         for (int k = 0; k < F::N; ++k) {
@@ -242,24 +288,25 @@ __device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint
 //   kNarrow: 8-bit scale 0 (second moments unshifted, uint32 sums).
 //   sh_mu / sh_sq: shifts after the vertical pass (scale 0: bpc and 2 * (bpc - 8); above: 16).
 //   sh_dec: shift after the decimation's vertical pass (scale 0: bpc; above: 16).
-template <int S, typename In, bool kNarrow, bool kDecimate, int kTileW, int kTileH>
+template <int S, typename In, bool kNarrow, bool kDecimate, int kTileW, int kTileH, int kRows,
+          int P>
 __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_t ref_pitch,
                                           const uint8_t* __restrict__ dis, size_t dis_pitch,
                                           int w, int h, int sh_mu, int sh_sq, int sh_dec,
                                           double gain_limit, const uint16_t* __restrict__ table,
                                           uint16_t* __restrict__ next_ref,
                                           uint16_t* __restrict__ next_dis,
-                                          unsigned long long* __restrict__ partial) {
+                                          unsigned long long* __restrict__ state) {
     using F = Filter<S>;
     constexpr int N = F::N;
     constexpr int kHalf = N / 2;
-    constexpr int kBlock = kTileW * kTileH / 4;
+    constexpr int kBlock = kTileW * kTileH / P;
+    static_assert(P == 1 || P == 4, "pixels per thread");
     static_assert(kTileW % 8 == 0 && kTileH % 4 == 0 && kBlock % 32 == 0, "tile shape");
     // Tile columns (halo included), rounded up to whole uint4 loads of the horizontal pass.
     constexpr int kInW = (kTileW + 2 * kHalf + 3) / 4 * 4;
     constexpr int kInH = kTileH + 2 * kHalf;
-    constexpr int kVec = (N + 3 + 3) / 4;  // uint4 loads for the window of 4 outputs
-    static_assert(kTileW - 4 + 4 * kVec <= kInW, "window inside the row");
+    static_assert(kTileW - P + Window<N, P>::kLen <= kInW, "window inside the row");
     // The next scale's filter (only used when decimating; scale 3 has none).
     using D = Filter<(S < 3 ? S + 1 : 3)>;
     constexpr int ND = D::N;
@@ -267,8 +314,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     constexpr int kConvW = kTileW + 2 * kHalfD;
     constexpr int kDecH = kTileH / 2;
 
-    __shared__ uint16_t s_ref[kInH][kInW];
-    __shared__ uint16_t s_dis[kInH][kInW];
+    __shared__ __align__(16) uint16_t s_ref[kInH][kInW];
+    __shared__ __align__(16) uint16_t s_dis[kInH][kInW];
     __shared__ __align__(16) uint32_t s_mu1[kTileH][kInW];
     __shared__ __align__(16) uint32_t s_mu2[kTileH][kInW];
     __shared__ __align__(16) uint32_t s_xx[kTileH][kInW];
@@ -280,35 +327,78 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     const int x0 = blockIdx.x * kTileW;
     const int y0 = blockIdx.y * kTileH;
 
-    // 1. Input tile with mirrored halo.
-    for (int i = tid; i < kInH * kInW; i += kBlock) {
-        const int r = i / kInW;
-        const int c = i - r * kInW;
-        const int y = mirror(y0 - kHalf + r, h);
-        const int x = mirror(x0 - kHalf + c, w);
-        s_ref[r][c] = (uint16_t)sample<In>(ref, ref_pitch, x, y);
-        s_dis[r][c] = (uint16_t)sample<In>(dis, dis_pitch, x, y);
+    // 1. Input tile with mirrored halo, four columns per item: one 4- or 8-byte load per
+    // picture where the four samples are inside the row and aligned (the tile's left edge
+    // x0 - kHalf is a multiple of 4 at scales 0 and 1), else one mirrored sample at a time.
+    {
+        constexpr int kQuads = kInW / 4;
+        constexpr uintptr_t kVecBytes = 4 * sizeof(In);
+        const bool vec_ok = kHalf % 4 == 0 &&
+                            (((uintptr_t)ref | (uintptr_t)dis | (uintptr_t)ref_pitch |
+                              (uintptr_t)dis_pitch) &
+                             (kVecBytes - 1)) == 0;
+        for (int i = tid; i < kInH * kQuads; i += kBlock) {
+            const int r = i / kQuads;
+            const int c = 4 * (i - r * kQuads);
+            const int y = mirror(y0 - kHalf + r, h);
+            const int xs = x0 - kHalf + c;
+            const uint8_t* ref_row = ref + (size_t)y * ref_pitch;
+            const uint8_t* dis_row = dis + (size_t)y * dis_pitch;
+            uint2 qr, qd;
+            if (vec_ok && xs >= 0 && xs + 4 <= w) {
+                if constexpr (sizeof(In) == 1) {
+                    const uint32_t a = *reinterpret_cast<const uint32_t*>(ref_row + xs);
+                    const uint32_t b = *reinterpret_cast<const uint32_t*>(dis_row + xs);
+                    qr = make_uint2(__byte_perm(a, 0, 0x4140), __byte_perm(a, 0, 0x4342));
+                    qd = make_uint2(__byte_perm(b, 0, 0x4140), __byte_perm(b, 0, 0x4342));
+                } else {
+                    qr = *reinterpret_cast<const uint2*>(ref_row + 2 * (size_t)xs);
+                    qd = *reinterpret_cast<const uint2*>(dis_row + 2 * (size_t)xs);
+                }
+            } else {
+                uint32_t vr[4], vd[4];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const int x = mirror(xs + j, w);
+                    vr[j] = reinterpret_cast<const In*>(ref_row)[x];
+                    vd[j] = reinterpret_cast<const In*>(dis_row)[x];
+                }
+                qr = make_uint2(vr[0] | (vr[1] << 16), vr[2] | (vr[3] << 16));
+                qd = make_uint2(vd[0] | (vd[1] << 16), vd[2] | (vd[3] << 16));
+            }
+            *reinterpret_cast<uint2*>(&s_ref[r][c]) = qr;
+            *reinterpret_cast<uint2*>(&s_dis[r][c]) = qd;
+        }
     }
     __syncthreads();
 
     // 2. Vertical pass: moments of tile rows 0..kTileH at every tile column (halo included),
-    // four rows per thread sliding down one column: each sample (and its products) is read
-    // once for the four outputs it contributes to.
-    for (int i = tid; i < (kTileH / 4) * kInW; i += kBlock) {
+    // kRows rows per item, a thread sliding down one column: each sample (and its products) is
+    // read once for the kRows outputs it contributes to. Groups start every kRows rows, the
+    // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
+    // first rows are computed twice, with the same values).
+    constexpr int kGroups = (kTileH + kRows - 1) / kRows;
+    static_assert(kRows <= kTileH, "rows per item");
+    for (int i = tid; i < kGroups * kInW; i += kBlock) {
         const int g = i / kInW;
         const int c = i - g * kInW;
-        const int r0 = 4 * g;
-        uint32_t a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
+        const int r0 = min(kRows * g, kTileH - kRows);
+        uint32_t a1[kRows], a2[kRows];
         using Acc = typename Select<kNarrow, uint32_t, uint64_t>::type;
-        Acc axx[4] = {0, 0, 0, 0}, ayy[4] = {0, 0, 0, 0}, axy[4] = {0, 0, 0, 0};
+        Acc axx[kRows], ayy[kRows], axy[kRows];
 #pragma unroll
-        for (int t = 0; t < N + 3; ++t) {
+        for (int o = 0; o < kRows; ++o) {
+            a1[o] = a2[o] = 0;
+            axx[o] = ayy[o] = axy[o] = 0;
+        }
+#pragma unroll
+        for (int t = 0; t < N + kRows - 1; ++t) {
             const uint32_t x = s_ref[r0 + t][c];
             const uint32_t y = s_dis[r0 + t][c];
             // Products of samples below 2^16 fit uint32.
             const uint32_t xx = x * x, yy = y * y, xy = x * y;
 #pragma unroll
-            for (int o = 0; o < 4; ++o) {
+            for (int o = 0; o < kRows; ++o) {
                 const int k = t - o;
                 if (k >= 0 && k < N) {
                     const uint32_t ck = F::c(k);
@@ -322,7 +412,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         }
         const uint32_t rnd_mu = 1u << (sh_mu - 1);
 #pragma unroll
-        for (int o = 0; o < 4; ++o) {
+        for (int o = 0; o < kRows; ++o) {
             s_mu1[r0 + o][c] = (a1[o] + rnd_mu) >> sh_mu;
             s_mu2[r0 + o][c] = (a2[o] + rnd_mu) >> sh_mu;
             if constexpr (kNarrow) {
@@ -360,20 +450,20 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     }
     __syncthreads();
 
-    // 3. Horizontal pass and statistic: four adjacent pixels per thread.
+    // 3. Horizontal pass and statistic: P adjacent pixels per thread.
     Sums acc = {0, 0, 0, 0};
     {
-        const int r = tid / (kTileW / 4);
-        const int c0 = 4 * (tid - r * (kTileW / 4));
-        uint32_t mu1[4], mu2[4], xx[4], yy[4], xy[4];
-        filter_mu<S, kVec>(&s_mu1[r][c0], mu1);
-        filter_mu<S, kVec>(&s_mu2[r][c0], mu2);
-        filter_sq<S, kVec>(&s_xx[r][c0], xx);
-        filter_sq<S, kVec>(&s_yy[r][c0], yy);
-        filter_sq<S, kVec>(&s_xy[r][c0], xy);
+        const int r = tid / (kTileW / P);
+        const int c0 = P * (tid - r * (kTileW / P));
+        uint32_t mu1[P], mu2[P], xx[P], yy[P], xy[P];
+        filter_mu<S, P>(&s_mu1[r][c0], mu1);
+        filter_mu<S, P>(&s_mu2[r][c0], mu2);
+        filter_sq<S, P>(&s_xx[r][c0], xx);
+        filter_sq<S, P>(&s_yy[r][c0], yy);
+        filter_sq<S, P>(&s_xy[r][c0], xy);
         if (y0 + r < h) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
+            for (int j = 0; j < P; ++j) {
                 if (x0 + c0 + j < w) {
                     statistic(mu1[j], mu2[j], xx[j], yy[j], xy[j], gain_limit, table, acc);
                 }
@@ -381,14 +471,15 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         }
     }
 
-    // 4b. Decimation, horizontal at even columns; one output sample per thread and picture.
+    // 4b. Decimation, horizontal at even columns; one output sample per thread and picture
+    // (P == 4; P == 1: a quarter of the threads).
     if constexpr (kDecimate) {
-        static_assert((kTileW / 2) * kDecH == kBlock, "one decimated sample per thread");
+        static_assert((kTileW / 2) * kDecH <= kBlock, "one decimated sample per thread");
         const int ow = w / 2, oh = h / 2;
         const int r = tid / (kTileW / 2);
         const int c = tid - r * (kTileW / 2);
         const int ox = x0 / 2 + c, oy = y0 / 2 + r;
-        if (ox < ow && oy < oh) {
+        if (r < kDecH && ox < ow && oy < oh) {
             uint32_t ar = 0, ad = 0;
 #pragma unroll
             for (int k = 0; k < ND; ++k) {
@@ -400,7 +491,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         }
     }
 
-    block_sums<kBlock>(acc, partial + 4 * (blockIdx.y * gridDim.x + blockIdx.x));
+    block_sums<kBlock, S, !kDecimate>(acc, state);
 }
 
 }  // namespace vif
@@ -408,68 +499,73 @@ using namespace vif;
 
 // Every scale kernel has this signature. Planes: pointer, pitch in bytes; next_ref/next_dis
 // receive the next scale's planes, (w / 2) x (h / 2) uint16 samples, rows packed (unused by
-// scale 3); partial receives 4 values per block, blocks in row-major grid order. Scales 0 and
-// 1: 256 threads, a (ceil(w / 64), ceil(h / 16)) grid; scales 2 and 3: 64 threads, a
+// scale 3); state: 33 u64 (16 accumulators, zero before a frame's scale 0 and left zero after
+// its scale 3; 16 published sums, 4 per scale, written by scale 3; the block counter, zero
+// likewise). Scales 0 and 1: 256 threads, a (ceil(w / 64), ceil(h / 16)) grid; scales 2 and 3:
+// 64 threads, a (ceil(w / 32), ceil(h / 8)) grid; every *_fine kernel: 256 threads, a
 // (ceil(w / 32), ceil(h / 8)) grid.
 #define VIF_SCALE_PARAMS                                                                         \
     const uint8_t *__restrict__ ref, size_t ref_pitch, const uint8_t *__restrict__ dis,           \
         size_t dis_pitch, unsigned width, unsigned height, unsigned bpc, double gain_limit,       \
         const uint16_t *__restrict__ table, uint16_t *__restrict__ next_ref,                     \
-        uint16_t *__restrict__ next_dis, unsigned long long *__restrict__ partial
+        uint16_t *__restrict__ next_dis, unsigned long long *__restrict__ state
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8(VIF_SCALE_PARAMS) {
-    vif_scale<0, uint8_t, true, true, kBigW, kBigH>(ref, ref_pitch, dis, dis_pitch, (int)width,
-                                                    (int)height, 8, 0, 8, gain_limit, table,
-                                                    next_ref, next_dis, partial);
+    vif_scale<0, uint8_t, true, true, kBigW, kBigH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, gain_limit, table,
+        next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u16(VIF_SCALE_PARAMS) {
-    const int b = (int)bpc;
-    vif_scale<0, uint16_t, false, true, kBigW, kBigH>(ref, ref_pitch, dis, dis_pitch,
-                                                      (int)width, (int)height, b, 2 * (b - 8),
-                                                      b, gain_limit, table, next_ref, next_dis,
-                                                      partial);
+    vif_scale<0, uint16_t, false, true, kBigW, kBigH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc, gain_limit, table,
+        next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale1(VIF_SCALE_PARAMS) {
-    vif_scale<1, uint16_t, false, true, kBigW, kBigH>(ref, ref_pitch, dis, dis_pitch,
-                                                      (int)width, (int)height, 16, 16, 16,
-                                                      gain_limit, table, next_ref, next_dis,
-                                                      partial);
+    vif_scale<1, uint16_t, false, true, kBigW, kBigH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kSmallThreads) vif_scale2(VIF_SCALE_PARAMS) {
-    vif_scale<2, uint16_t, false, true, kSmallW, kSmallH>(ref, ref_pitch, dis, dis_pitch,
-                                                          (int)width, (int)height, 16, 16, 16,
-                                                          gain_limit, table, next_ref, next_dis,
-                                                          partial);
+    vif_scale<2, uint16_t, false, true, kSmallW, kSmallH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kSmallThreads) vif_scale3(VIF_SCALE_PARAMS) {
-    vif_scale<3, uint16_t, false, false, kSmallW, kSmallH>(ref, ref_pitch, dis, dis_pitch,
-                                                           (int)width, (int)height, 16, 16, 16,
-                                                           gain_limit, table, next_ref,
-                                                           next_dis, partial);
+    vif_scale<3, uint16_t, false, false, kSmallW, kSmallH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        next_ref, next_dis, state);
 }
 
-// Four blocks: block s adds the blocks[s] partials of scale s (stored one scale after the
-// other, 4 values each) into out[4 * s .. 4 * s + 4).
-extern "C" __global__ void __launch_bounds__(kThreads)
-vif_reduce(const unsigned long long* __restrict__ partial, unsigned blocks0, unsigned blocks1,
-           unsigned blocks2, unsigned blocks3, unsigned long long* __restrict__ out) {
-    const unsigned counts[4] = {blocks0, blocks1, blocks2, blocks3};
-    const int s = blockIdx.x;
-    size_t start = 0;
-    for (int k = 0; k < s; ++k) {
-        start += counts[k];
-    }
-    Sums acc = {0, 0, 0, 0};
-    for (unsigned b = threadIdx.x; b < counts[s]; b += kThreads) {
-        const unsigned long long* p = partial + 4 * (start + b);
-        acc.num_log += (long long)p[0];
-        acc.den_log += (long long)p[1];
-        acc.num_non_log += (long long)p[2];
-        acc.den_non_log += (long long)p[3];
-    }
-    block_sums<kThreads>(acc, out + 4 * s);
+extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale0_u8_fine(VIF_SCALE_PARAMS) {
+    vif_scale<0, uint8_t, true, true, kSmallW, kSmallH, 2, 1>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, gain_limit, table,
+        next_ref, next_dis, state);
+}
+
+extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale0_u16_fine(VIF_SCALE_PARAMS) {
+    vif_scale<0, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc, gain_limit, table,
+        next_ref, next_dis, state);
+}
+
+extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale1_fine(VIF_SCALE_PARAMS) {
+    vif_scale<1, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        next_ref, next_dis, state);
+}
+
+extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale2_fine(VIF_SCALE_PARAMS) {
+    vif_scale<2, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        next_ref, next_dis, state);
+}
+
+extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale3_fine(VIF_SCALE_PARAMS) {
+    vif_scale<3, uint16_t, false, false, kSmallW, kSmallH, 2, 1>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        next_ref, next_dis, state);
 }

@@ -6,7 +6,9 @@
 #   into .gpu/bin/ (git-ignored; name `.gpu` in the device tool's `carry`).
 # There (GPU machine):       scripts/gpu-check.sh run
 #   runs them, writes logs under $OUT (or target/gpu-check), checks the kernel image with
-#   cuobjdump and runs a short compute-sanitizer memcheck, then prints a summary table.
+#   cuobjdump, compute-sanitizer (memcheck with leak checking, racecheck), the CLI from y4m
+#   files and the benchmark, then prints a summary table (about 7 minutes on an H100: give the
+#   device call a 600 s limit and read $OUT/summary.txt).
 #
 # Environment: GPU_CHECK_MANIFEST=path/to/Cargo.toml builds another manifest (default: this
 # repo); GPU_CHECK_TESTS="cuda_psnr cuda_kernels_fresh" chooses the integration tests (the
@@ -95,26 +97,32 @@ run() {
     done
   fi
 
-  local sanitizer=/usr/local/cuda/bin/compute-sanitizer psnr_exe=$bin/cuda_psnr
-  if [[ -x $sanitizer && -x $psnr_exe ]]; then
-    echo "== compute-sanitizer memcheck" >>"$log"
-    local rc=0
-    CARGO_MANIFEST_DIR=$PWD timeout 300 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-      "$psnr_exe" --test-threads=1 gpu_psnr_equals_cpu_8bit device_planes borrowed >>"$log" 2>&1 || rc=$?
-    rows+=("$(printf '%-20s rc=%-3s %s' "memcheck (leak-check full)" "$rc" "$(grep -a 'ERROR SUMMARY' "$log" | tail -1)")")
-    echo "== compute-sanitizer racecheck" >>"$log"
-    rc=0
-    CARGO_MANIFEST_DIR=$PWD timeout 300 "$sanitizer" --tool racecheck --error-exitcode 9 \
-      "$psnr_exe" --test-threads=1 device_planes >>"$log" 2>&1 || rc=$?
-    rows+=("$(printf '%-20s rc=%-3s %s' "racecheck" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$log" | tail -1)")")
-  fi
-
-  if [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]]; then
-    echo "== bench" >>"$log"
-    for bpc in 8 10; do
-      "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \
-        --frames 600 --cpu-frames 16 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
+  local sanitizer=/usr/local/cuda/bin/compute-sanitizer
+  if [[ -x $sanitizer ]]; then
+    # memcheck with leak checking on the whole engine (device frames, pipelined submissions
+    # across shots, the stateful-ADM width) and on a shot-rebuild run; racecheck on one short
+    # run of the whole engine.
+    local rc
+    for spec in "cuda_scorer device_frames pipelined stateful" "rebuild cuda_rebuilds_do_not_grow_memory"; do
+      read -r exe filters <<<"$spec"
+      [[ -x $bin/$exe ]] || continue
+      echo "== compute-sanitizer memcheck $exe $filters" >>"$log"
+      rc=0
+      # shellcheck disable=SC2086 # filters are separate words
+      VMAFCUDA_REBUILDS=100 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+        "$bin/$exe" --test-threads=1 $filters >"$out/.san" 2>&1 || rc=$?
+      cat "$out/.san" >>"$log"
+      rows+=("$(printf '%-40s rc=%-3s %s' "memcheck --leak-check full: $exe" "$rc" "$(grep -a 'ERROR SUMMARY' "$out/.san" | tail -1)")")
     done
+    if [[ -x $bin/cuda_scorer ]]; then
+      echo "== compute-sanitizer racecheck" >>"$log"
+      rc=0
+      CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool racecheck --error-exitcode 9 \
+        "$bin/cuda_scorer" --test-threads=1 stateful >"$out/.san" 2>&1 || rc=$?
+      cat "$out/.san" >>"$log"
+      rows+=("$(printf '%-40s rc=%-3s %s' "racecheck: cuda_scorer" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")")
+    fi
+    rm -f "$out/.san"
   fi
 
   # Whole process from y4m files, as libvmaf's CLI was timed (ANCHORS.md: 1080p, 240 frames,
@@ -157,12 +165,20 @@ PY
     rm -f "$clip"-*.y4m
   fi
 
+  if [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]]; then
+    echo "== bench" >>"$log"
+    for bpc in 8 10; do
+      "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \
+        --frames 600 --cpu-frames 16 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
+    done
+  fi
+
   {
     echo
     echo "== GPU check summary"
     printf '%s\n' "${rows[@]}"
     echo "== highlights"
-    grep -aoE "(CUDA driver [0-9].*|PSNR .*|VIF .*fps.*|ADM .*fps.*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|as expected.*|held [0-9].*)" "$log" || true
+    grep -aoE "(CUDA driver [0-9].*|VIF .*fps.*|ADM .*fps.*|8 threads .*|CUDA pipelined .*|shot rebuild .*|full GPU state .*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|as expected.*|held [0-9].*)" "$log" || true
     [[ -f $out/bench.txt ]] && { echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run)"; cat "$out/bench.txt"; }
   } | tee "$summary"
 }

@@ -5,7 +5,8 @@
 # Here (developer machine):  scripts/gpu-gst-check.sh build
 #   builds libgstvmafcuda.so (release), bundles this machine's GStreamer runtime with
 #   ../shared/device/bundle-gst.sh into .gpu/gst, and copies the corpus files the run needs
-#   (the multi-shot pair: reference y4m, distorted mp4, libvmaf JSONs) into .gpu/gstdata.
+#   (the multi-shot pair: distorted mp4, libvmaf JSONs; the reference y4m with GST_CHECK_REF=copy)
+#   into .gpu/gstdata.
 # There (GPU machine):       scripts/gpu-gst-check.sh run
 #   runs the pipelines, writes results under $OUT, prints a summary.
 set -euo pipefail
@@ -19,7 +20,11 @@ build() {
   rm -rf .gpu/gst
   "${BUNDLE_GST:-../shared/device/bundle-gst.sh}" .gpu/gst .gpu/gstplugin/libgstvmafcuda.so
   local corpus=${VMAFCUDA_CORPUS:-../shared/corpus}
-  zstd -q -dc "$corpus/video/s_multishot_576x324.y4m.zst" >.gpu/gstdata/ref.y4m
+  # The reference y4m (18 MB) is not copied when the CUDA tests run first in the same call:
+  # they decompress it into target/corpus-cache (GST_CHECK_REF=copy copies it anyway).
+  if [[ ${GST_CHECK_REF:-cache} == copy ]]; then
+    zstd -q -dc "$corpus/video/s_multishot_576x324.y4m.zst" >.gpu/gstdata/ref.y4m
+  fi
   cp "$corpus/video/s_multishot_576x324__x264_crf30.mp4" .gpu/gstdata/dist.mp4
   cp "$corpus/vmaf/s_multishot_576x324__x264_crf30.vmaf_v0.6.1.full.json" .gpu/gstdata/whole.json
   for k in 0 1 2 3; do
@@ -35,6 +40,10 @@ run() {
   . .gpu/gst/env.sh
   export GST_PLUGIN_PATH=$PWD/.gpu/gstplugin
   local d=.gpu/gstdata rows=()
+  if [[ ! -f $d/ref.y4m ]]; then
+    ln -sf "$PWD/target/corpus-cache/s_multishot_576x324.y4m" "$d/ref.y4m"
+  fi
+  [[ -s $d/ref.y4m ]] || { echo "no reference y4m: run the CUDA tests first or GST_CHECK_REF=copy" >&2; exit 1; }
   gst-inspect-1.0 vmafcuda >"$out/inspect.txt" 2>&1 || true
   gst-inspect-1.0 nvh264dec >/dev/null 2>&1 || echo "nvh264dec missing" >&2
 
@@ -56,6 +65,19 @@ run() {
   pipeline cuda_shots "backend=cuda shot-boundaries=0,14,36,46" "cudaupload ! video/x-raw(memory:CUDAMemory)"
   # Same frames, scored on the CPU (CUDA memory mapped to system memory).
   pipeline cpu_whole "backend=cpu" "cudaupload ! video/x-raw(memory:CUDAMemory)"
+
+  # Eight elements in one pipeline on one GstCudaContext, fed by tees of the same two streams.
+  local multi=() rc=0
+  for i in 0 1 2 3 4 5 6 7; do
+    multi+=(vmafcuda name=m$i backend=cuda results-filename="$out/multi$i.json" ! fakesink
+      rt. ! queue ! m$i.ref_sink dt. ! queue ! m$i.dist_sink)
+  done
+  GST_DEBUG=vmafcuda:4 gst-launch-1.0 -m \
+    filesrc location=$d/ref.y4m ! y4mdec ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! tee name=rt \
+    filesrc location=$d/dist.mp4 ! qtdemux ! h264parse ! nvh264dec ! tee name=dt \
+    "${multi[@]}" >"$out/multi.log" 2>&1 || rc=$?
+  rows+=("$(printf '8 elements, one context: rc=%s, frames in place per element: %s' "$rc" \
+    "$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/multi.log" | grep -oE "[0-9]+$" | tr '\n' ' ')")")
 
   python3 - "$out" "$d" <<'EOF' | tee "$out/compare.txt"
 import json, sys
@@ -81,6 +103,13 @@ ok &= compare("element CUDA whole clip vs libvmaf", cuda, frames(f"{d}/whole.jso
 shots = frames(f"{out}/cuda_shots.json")
 for k, start in enumerate([0, 14, 36, 46]):
     ok &= compare(f"element CUDA shot {k} vs fresh libvmaf run", shots, frames(f"{d}/shot{k}.json"), start) <= 1e-9
+for i in range(8):
+    m = frames(f"{out}/multi{i}.json")
+    same = len(m) == len(cuda) and all(a["metrics"] == b["metrics"] for a, b in zip(m, cuda))
+    ok &= same
+    if not same:
+        print(f"element {i} of 8 differs from the single element")
+print("8 elements on one context identical to the single element:", ok)
 print("GST CHECK", "OK" if ok else "FAILED")
 EOF
 

@@ -507,3 +507,66 @@ fn pipelined_device_frames_equal_cpu_across_shots() {
         cuda::live_resources()
     );
 }
+
+/// Eight threads, each with its own scorer, all on one borrowed context (as eight elements in
+/// one GStreamer pipeline would be), 100 repetitions: every score identical to a single
+/// instance's, never NaN. (libvmaf's CUDA backend gives wrong scores here.)
+#[test]
+fn eight_scorers_on_one_context_agree_with_one() {
+    let Some(_g) = gpu() else { return };
+    let pair = "s_astronaut_576x324__x264_crf28";
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let n = refs.len().min(dists.len()).min(4);
+    let (refs, dists) = (&refs[..n], &dists[..n]);
+    let ctx = cuda::Context::primary(0).expect("ctx");
+    let single = score(
+        refs,
+        dists,
+        "vmaf_v0.6.1",
+        &[0, 2],
+        BackendRequest::CudaContext(ctx.clone()),
+    );
+    let reps = std::env::var("VMAFCUDA_SHARING_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|t| {
+                let ctx = ctx.clone();
+                let single = &single;
+                s.spawn(move || {
+                    for rep in 0..reps {
+                        let r = score(
+                            refs,
+                            dists,
+                            "vmaf_v0.6.1",
+                            &[0, 2],
+                            BackendRequest::CudaContext(ctx.clone()),
+                        );
+                        for f in &r.frames {
+                            assert!(
+                                f.metrics.iter().all(|(_, v)| !v.is_nan()),
+                                "NaN in thread {t} rep {rep}"
+                            );
+                        }
+                        assert_identical(&format!("thread {t} rep {rep}"), &r, single);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("thread");
+        }
+    });
+    drop(ctx);
+    eprintln!(
+        "8 threads x {reps} repetitions on one context: every score identical to a single scorer's"
+    );
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}

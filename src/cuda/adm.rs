@@ -4,7 +4,7 @@
 //! ([`AdmGeometry::scores`]), so the doubles are identical to [`AdmExtractor`]'s.
 //!
 //! One [`GpuAdm`] per frame geometry holds the device scratch (the DWT bands of all four scales,
-//! per-row partial sums) and pinned result slots. [`GpuAdm::enqueue`] queues the whole ADM of a
+//! per-row masking accumulators) and pinned result slots. [`GpuAdm::enqueue`] queues the whole ADM of a
 //! pair of device planes on a stream; after that work completed, [`GpuAdm::scores`] reads the
 //! slot.
 //!
@@ -19,9 +19,12 @@ use crate::features::adm::{
     MIN_DIMENSION, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT,
 };
 
+use cudarc::driver::sys;
+
 use super::context::Context;
 use super::copy::{dtoh_async, memset_async};
-use super::error::{CudaError, CudaResult};
+use super::driver::guarded;
+use super::error::{check, CudaError, CudaResult};
 use super::event::Event;
 use super::kernels;
 use super::memory::{DeviceBuffer, PinnedBuffer};
@@ -36,10 +39,12 @@ const TILE_Y: usize = 8;
 const SUMS: usize = 9;
 /// Band rows are padded to a multiple of this many elements.
 const PITCH_ELEMS: usize = 64;
-/// Layout of the state buffer: DWT words kept between levels and frames, the finish kernel's
-/// block counter, then the out-of-bounds row of tiny pictures.
+/// Layout of the state buffer: DWT words kept between levels and frames, the out-of-bounds row
+/// of tiny pictures, then per scale the masking rows' u64 accumulators and u32 counters (0
+/// between frames: each row's last warp clears them).
 const STATE_WORDS: usize = 7;
-const COUNTER_OFFSET: usize = 32;
+/// Scale 3's count of finished rows (the last one writes the results to the pinned slot).
+const ROWS_DONE_OFFSET: usize = 32;
 const OOB_OFFSET: usize = 64;
 
 /// The ADM kernels of one context; cheap to clone.
@@ -51,7 +56,6 @@ pub struct AdmKernels {
     mask123_dwt23: Function,
     mask123: Function,
     fill_oob: Function,
-    finish: Function,
     module: Module,
 }
 
@@ -65,7 +69,6 @@ impl AdmKernels {
             mask123_dwt23: module.function("adm_mask123_dwt23")?,
             mask123: module.function("adm_mask123")?,
             fill_oob: module.function("adm_fill_oob")?,
-            finish: module.function("adm_finish")?,
             module,
         })
     }
@@ -88,6 +91,7 @@ struct DwtArgs {
     band_stride: u64,
     state: u64,
     oob_ref: u64,
+    zero_out: u64,
     w_in: i32,
     h_in: i32,
     w_out: i32,
@@ -113,7 +117,12 @@ struct MaskArgs {
     bands: u64,
     pitch: u64,
     band_stride: u64,
-    parts: u64,
+    rows: u64,
+    row_count: u64,
+    out: u64,
+    result: u64,
+    all_out: u64,
+    rows_done: u64,
     gain_limit: f64,
     cos_1deg_sq: f64,
     mul: [i64; 3],
@@ -122,6 +131,9 @@ struct MaskArgs {
     cub_add: [i64; 3],
     den_sq_add: u64,
     den_cub_add: u64,
+    idle: [i64; 3],
+    inner_add: i64,
+    den_row_add: u64,
     csf_shift: [i32; 3],
     thr_shift: [i32; 3],
     sq_shift: [i32; 3],
@@ -141,36 +153,8 @@ struct MaskArgs {
     dec_s0: i32,
     dec_s1: i32,
     tiles_x: i32,
-    pad: i32,
-}
-
-/// adm.cu's `FinishScale`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct FinishScale {
-    parts: u64,
-    idle: [i64; 3],
-    inner_add: i64,
-    den_row_add: u64,
-    rows: i32,
-    tiles_x: i32,
-    cm_y0: i32,
-    simd_y0: i32,
-    simd_y1: i32,
     inner_shift: i32,
     den_row_shift: i32,
-    pad: i32,
-}
-
-/// adm.cu's `FinishArgs`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct FinishArgs {
-    scales: [FinishScale; 4],
-    block_parts: u64,
-    counter: u64,
-    out: u64,
-    blocks_x: i32,
     pad: i32,
 }
 
@@ -193,13 +177,17 @@ struct OobPlan {
 
 /// ADM of one frame geometry on one context: device scratch and pinned result slots.
 pub struct GpuAdm {
-    // Completion of each slot's last frame (Drop waits for them before freeing anything).
-    done: Vec<Option<Event>>,
+    // Completion of each slot's last frame (Drop waits for them before freeing anything); made
+    // in `new` (an event never recorded counts as complete).
+    done: Vec<Event>,
     slots: Vec<PinnedBuffer>,
+    /// Each slot's address in device code (pinned memory under unified addressing), where the
+    /// last masking kernel writes the results itself; None: a copy after it does.
+    slot_device: Vec<Option<u64>>,
     plans: [ScalePlan; 4],
     oob: Option<OobPlan>,
-    finish: FinishArgs,
-    finish_grid: (u32, u32, u32),
+    /// Per fused launch s (mask s with DWT s + 1): grid, mask blocks, DWT tiles per row.
+    fused: [((u32, u32, u32), i32, i32); 3],
     geometry: AdmGeometry,
     width: usize,
     height: usize,
@@ -208,8 +196,6 @@ pub struct GpuAdm {
     ctx: Context,
     // Device memory, kept alive for the kernels' raw pointers above.
     _bands: Vec<DeviceBuffer>,
-    _parts: Vec<DeviceBuffer>,
-    _block_parts: DeviceBuffer,
     _state: DeviceBuffer,
     out: DeviceBuffer,
 }
@@ -263,46 +249,47 @@ impl GpuAdm {
         let geometry = AdmGeometry::new(width, height, bpc);
         let scales = geometry.scales();
 
-        // Scratch: per scale the 8 bands and the per-row tile sums.
+        // Scratch: per scale the 8 bands.
         let mut bands = Vec::with_capacity(4);
-        let mut parts = Vec::with_capacity(4);
         let mut pitches = [0usize; 4];
         for (s, setup) in scales.iter().enumerate() {
             let elem = if s == 0 { 2 } else { 4 };
             let pitch = setup.w.div_ceil(PITCH_ELEMS) * PITCH_ELEMS;
             pitches[s] = pitch;
             bands.push(DeviceBuffer::new(ctx, 8 * pitch * setup.h * elem)?);
-            let cm = setup.geom.cm;
-            let tiles = (cm.x1 - cm.x0).div_ceil(TILE_X);
-            parts.push(DeviceBuffer::new(ctx, (cm.y1 - cm.y0) * tiles * SUMS * 8)?);
         }
-        let max_rows = scales
-            .iter()
-            .map(|s| s.geom.cm.y1 - s.geom.cm.y0)
-            .max()
-            .unwrap_or(1);
-        let blocks_x = max_rows.div_ceil(TILE_Y);
-        let block_parts = DeviceBuffer::new(ctx, 4 * blocks_x * SUMS * 8)?;
-        let state_bytes = OOB_OFFSET + 4 * scales[0].w;
+        // State buffer offsets of each scale's row accumulators and row counters.
+        let mut rows_at = [0usize; 4];
+        let mut count_at = [0usize; 4];
+        let mut state_bytes = (OOB_OFFSET + 4 * scales[0].w).div_ceil(8) * 8;
+        for (s, setup) in scales.iter().enumerate() {
+            rows_at[s] = state_bytes;
+            state_bytes += (setup.geom.cm.y1 - setup.geom.cm.y0) * SUMS * 8;
+        }
+        for (s, setup) in scales.iter().enumerate() {
+            count_at[s] = state_bytes;
+            state_bytes += (setup.geom.cm.y1 - setup.geom.cm.y0) * 4;
+        }
         let mut state = DeviceBuffer::new(ctx, state_bytes)?;
         let out = DeviceBuffer::new(ctx, 4 * SUMS * 8)?;
         {
-            // The state words start at 0 (libvmaf's fresh scratch memory), as does the counter.
+            // The state words start at 0 (libvmaf's fresh scratch memory), as do the masking
+            // rows' accumulators and counters.
             let stream = Stream::new(ctx)?;
             state.fill(0, &stream)?;
         }
-        let slot_buffers = (0..slots)
+        let mut slot_buffers = (0..slots)
             .map(|_| PinnedBuffer::new(ctx, 4 * SUMS * 8))
+            .collect::<CudaResult<Vec<_>>>()?;
+        let slot_device = slot_buffers
+            .iter_mut()
+            .map(|b| device_address(ctx, b))
+            .collect();
+        let done = (0..slots)
+            .map(|_| Event::new(ctx, false))
             .collect::<CudaResult<Vec<_>>>()?;
 
         let cos_1deg_sq = cos_1deg_sq() as f64;
-        let mut finish = FinishArgs {
-            block_parts: block_parts.ptr(),
-            counter: state.ptr() + COUNTER_OFFSET as u64,
-            out: out.ptr(),
-            blocks_x: to_i32(blocks_x, "rows")?,
-            ..FinishArgs::default()
-        };
         let mut plans = Vec::with_capacity(4);
         for (s, setup) in scales.iter().enumerate() {
             let pitch = pitches[s];
@@ -326,6 +313,7 @@ impl GpuAdm {
                 tail: setup.dwt_tail as i32,
                 next_tail_x: -1,
                 frame_word_x: -1,
+                zero_out: if s == 0 { out.ptr() } else { 0 },
                 ..DwtArgs::default()
             };
             if s > 0 {
@@ -355,11 +343,25 @@ impl GpuAdm {
             let tiles_x = (cm.x1 - cm.x0).div_ceil(TILE_X);
             let dk = den_k(s, cm);
             let k = &setup.k;
+            let idle = if simd.x1 > simd.x0 && simd.y1 > simd.y0 {
+                2 * ((simd.x1 - simd.x0) / 14) as i64
+            } else {
+                0
+            };
             let mask = MaskArgs {
                 bands: bands[s].ptr(),
                 pitch: pitch as u64,
                 band_stride,
-                parts: parts[s].ptr(),
+                rows: state.ptr() + rows_at[s] as u64,
+                row_count: state.ptr() + count_at[s] as u64,
+                out: out.ptr() + (s * SUMS * 8) as u64,
+                result: 0,
+                all_out: if s == 3 { out.ptr() } else { 0 },
+                rows_done: if s == 3 {
+                    state.ptr() + ROWS_DONE_OFFSET as u64
+                } else {
+                    0
+                },
                 gain_limit: enhn_gain_limit,
                 cos_1deg_sq,
                 mul: k.map(|k| k.mul),
@@ -368,6 +370,9 @@ impl GpuAdm {
                 cub_add: k.map(|k| k.cub_add),
                 den_sq_add: dk.sq_add,
                 den_cub_add: dk.cub_add,
+                idle: k.map(|k| idle.wrapping_mul(cube_of_zero(&k))),
+                inner_add: g.inner_add,
+                den_row_add: dk.row_add,
                 csf_shift: k.map(|k| k.csf_shift as i32),
                 thr_shift: k.map(|k| k.thr_shift as i32),
                 sq_shift: k.map(|k| k.sq_shift as i32),
@@ -387,23 +392,6 @@ impl GpuAdm {
                 dec_s0: setup.decouple_simd.0 as i32,
                 dec_s1: setup.decouple_simd.1 as i32,
                 tiles_x: to_i32(tiles_x, "width")?,
-                pad: 0,
-            };
-            let idle = if simd.x1 > simd.x0 && simd.y1 > simd.y0 {
-                2 * ((simd.x1 - simd.x0) / 14) as i64
-            } else {
-                0
-            };
-            finish.scales[s] = FinishScale {
-                parts: parts[s].ptr(),
-                idle: k.map(|k| idle.wrapping_mul(cube_of_zero(&k))),
-                inner_add: g.inner_add,
-                den_row_add: dk.row_add,
-                rows: (cm.y1 - cm.y0) as i32,
-                tiles_x: tiles_x as i32,
-                cm_y0: cm.y0 as i32,
-                simd_y0: simd.y0 as i32,
-                simd_y1: simd.y1 as i32,
                 inner_shift: g.inner_shift as i32,
                 den_row_shift: dk.row_shift as i32,
                 pad: 0,
@@ -423,13 +411,24 @@ impl GpuAdm {
         let plans: [ScalePlan; 4] = plans
             .try_into()
             .map_err(|_| CudaError::InvalidArgument("ADM needs 4 scales".into()))?;
+        let fused_plan = |s: usize| {
+            let (mask, next) = (&plans[s], &plans[s + 1]);
+            let mask_blocks = mask.mask_grid.0 * mask.mask_grid.1;
+            let dwt_blocks = next.dwt_grid.0 * next.dwt_grid.1;
+            (
+                (mask_blocks + dwt_blocks, 1, 1),
+                mask_blocks as i32,
+                next.dwt_grid.0 as i32,
+            )
+        };
+        let fused = [fused_plan(0), fused_plan(1), fused_plan(2)];
         Ok(GpuAdm {
-            done: (0..slots).map(|_| None).collect(),
+            done,
             slots: slot_buffers,
+            slot_device,
             plans,
             oob,
-            finish,
-            finish_grid: (blocks_x as u32, 4, 1),
+            fused,
             geometry,
             width,
             height,
@@ -437,8 +436,6 @@ impl GpuAdm {
             kernels,
             ctx: ctx.clone(),
             _bands: bands,
-            _parts: parts,
-            _block_parts: block_parts,
             _state: state,
             out,
         })
@@ -501,9 +498,7 @@ impl GpuAdm {
             }
         }
         // The previous use of this slot must be over before its pinned memory is rewritten.
-        if let Some(done) = &self.done[slot] {
-            done.synchronize()?;
-        }
+        self.done[slot].synchronize()?;
         let block = (TILE_X as u32, TILE_Y as u32, 1);
         let cfg = |grid| LaunchConfig {
             grid,
@@ -551,15 +546,12 @@ impl GpuAdm {
         }
         for s in 0..3 {
             let (mask, next) = (&self.plans[s], &self.plans[s + 1]);
-            let mask_blocks = mask.mask_grid.0 * mask.mask_grid.1;
-            let dwt_blocks = next.dwt_grid.0 * next.dwt_grid.1;
-            let grid = (mask_blocks + dwt_blocks, 1, 1);
-            let (mask_blocks, dwt_tiles_x) = (mask_blocks as i32, next.dwt_grid.0 as i32);
+            let (grid, mask_blocks, dwt_tiles_x) = &self.fused[s];
             let args = [
                 arg(&mask.mask),
                 arg(&next.dwt),
-                arg(&mask_blocks),
-                arg(&dwt_tiles_x),
+                arg(mask_blocks),
+                arg(dwt_tiles_x),
             ];
             let kernel = if s == 0 {
                 &self.kernels.mask0_dwt1
@@ -567,33 +559,28 @@ impl GpuAdm {
                 &self.kernels.mask123_dwt23
             };
             // SAFETY: (MaskArgs, DwtArgs, int, int) as declared in adm.cu; as above.
-            unsafe { kernel.launch(stream, cfg(grid), &args) }?;
+            unsafe { kernel.launch(stream, cfg(*grid), &args) }?;
         }
+        let slot_device = self.slot_device[slot];
+        self.plans[3].mask.result = slot_device.unwrap_or(0);
         let plan3 = &self.plans[3];
-        // SAFETY: MaskArgs as declared in adm.cu; as above.
+        // SAFETY: MaskArgs as declared in adm.cu; as above. The last masking kernel completes
+        // the frame's results (each row's last warp adds the row to them) and, given the slot's
+        // device address, writes them into the slot's 288 bytes (pinned, alive until the slot's
+        // event completed: Drop waits for it; enqueue waited for the slot's previous use).
         unsafe {
             self.kernels
                 .mask123
                 .launch(stream, cfg(plan3.mask_grid), &[arg(&plan3.mask)])
         }?;
-        // SAFETY: FinishArgs mirror; its buffers are our scratch, sized in `new`.
-        unsafe {
-            self.kernels
-                .finish
-                .launch(stream, cfg(self.finish_grid), &[arg(&self.finish)])
-        }?;
-        let bytes = 4 * SUMS * 8;
-        let dst = self.slots[slot].as_mut_ptr();
-        // SAFETY: our 288-byte result buffer into the slot's 288-byte pinned buffer; both live
-        // until the slot's event completed (Drop waits for it).
-        unsafe { dtoh_async(dst, self.out.ptr(), bytes, stream) }?;
-        let event = match self.done[slot].take() {
-            Some(event) => event,
-            None => Event::new(&self.ctx, false)?,
-        };
-        let recorded = event.record(stream);
-        self.done[slot] = Some(event);
-        recorded
+        if slot_device.is_none() {
+            let bytes = 4 * SUMS * 8;
+            let dst = self.slots[slot].as_mut_ptr();
+            // SAFETY: our 288-byte result buffer into the slot's 288-byte pinned buffer; both
+            // live until the slot's event completed (Drop waits for it).
+            unsafe { dtoh_async(dst, self.out.ptr(), bytes, stream) }?;
+        }
+        self.done[slot].record(stream)
     }
 
     /// The integer sums of `slot` (after its stream work completed).
@@ -626,12 +613,32 @@ impl GpuAdm {
 impl Drop for GpuAdm {
     fn drop(&mut self) {
         // Queued kernels and copies use our buffers: wait for them before they are freed.
-        for event in self.done.iter().flatten() {
+        for event in &self.done {
             if let Err(e) = event.synchronize() {
                 eprintln!("vmafcuda: waiting for ADM work before freeing its buffers: {e}");
             }
         }
     }
+}
+
+/// The address through which device code reaches pinned `buf` (None where the driver gives none:
+/// then the results are copied instead).
+fn device_address(ctx: &Context, buf: &mut PinnedBuffer) -> Option<u64> {
+    let host = buf.as_mut_ptr();
+    guarded("ADM slot device address", || {
+        let _bound = ctx.bind()?;
+        let mut dev: sys::CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live cuMemHostAlloc allocation of this context
+        // (owned by `buf`, which outlives every use of the address: see GpuAdm's fields);
+        // the driver only writes `dev`.
+        check(
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host.cast(), 0) },
+            || "cuMemHostGetDevicePointer".into(),
+        )?;
+        Ok(dev)
+    })
+    .ok()
+    .filter(|&d| d != 0)
 }
 
 /// Where the scale-3 DWT of a picture 17..32 rows tall finds its reference row -1.
@@ -654,7 +661,6 @@ fn oob_plan(scales: &[ScaleSetup], state: &DeviceBuffer) -> OobPlan {
     }
 }
 
-const _: () = assert!(STATE_WORDS * 4 <= COUNTER_OFFSET && COUNTER_OFFSET + 4 <= OOB_OFFSET);
-const _: () = assert!(std::mem::size_of::<DwtArgs>() == 136);
-const _: () = assert!(std::mem::size_of::<MaskArgs>() == 272);
-const _: () = assert!(std::mem::size_of::<FinishArgs>() == 352);
+const _: () = assert!(STATE_WORDS * 4 <= ROWS_DONE_OFFSET && ROWS_DONE_OFFSET + 4 <= OOB_OFFSET);
+const _: () = assert!(std::mem::size_of::<DwtArgs>() == 144);
+const _: () = assert!(std::mem::size_of::<MaskArgs>() == 360);

@@ -3,16 +3,18 @@
 //! ([`features::vif::scores_from_sums`]), so the doubles are identical to
 //! [`VifExtractor::extract`](crate::features::vif::VifExtractor::extract)'s.
 //!
-//! Per frame: one fused kernel per scale (moments, statistic, block sums, and the next scale's
-//! decimated planes into scratch buffers of [`GpuVif`]), one reduction, and an asynchronous
-//! copy of the 16 sums into a pinned result slot. Nothing is allocated per frame.
+//! Per frame: one fused kernel per scale (moments, statistic, block sums added atomically into
+//! the frame's accumulators, and the next scale's decimated planes into scratch buffers of
+//! [`GpuVif`]; the last block of scale 3 publishes the 16 sums and zeroes the accumulators for
+//! the next frame), and an asynchronous copy of the 16 sums into a pinned result slot. Nothing
+//! is allocated per frame.
 
 use std::sync::Arc;
 
 use crate::features::vif::{self as cpu, VifScores, VifSums, MIN_DIMENSION};
 
 use super::context::Context;
-use super::copy::dtoh_async;
+use super::copy::{dtoh_async, memset_async};
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::kernels;
@@ -21,23 +23,33 @@ use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::DevicePlane;
 use super::stream::Stream;
 
-/// Threads per block of `vif_reduce` (vif.cu's `kThreads`).
-const THREADS: u32 = 256;
-/// Output tile (width, height) of each scale's kernel, one thread per 4 pixels (vif.cu's
-/// `kBig*` for scales 0 and 1, `kSmall*` for 2 and 3).
+/// Output tile (width, height) of each scale's throughput kernel, one thread per 4 pixels
+/// (vif.cu's `kBig*` for scales 0 and 1, `kSmall*` for 2 and 3).
 const TILES: [(usize, usize); 4] = [(64, 16), (64, 16), (32, 8), (32, 8)];
+/// Output tile of every scale's latency kernel (`*_fine`), one thread per pixel.
+const FINE_TILE: (usize, usize) = (32, 8);
+/// Scales of fewer pixels than this use the latency kernels (`*_fine`): with few blocks per
+/// SM, a block's serial chain sets the time, and one pixel per thread shortens it. Measured on
+/// an H100 (2026-11-23): 1080p's scale 1 (518,400 pixels) is faster with the throughput kernel
+/// (20 us against 25), its scales 2 and 3 and every scale of 576x324 with the latency ones.
+const FINE_BELOW: usize = 300_000;
 /// The sums of one frame: 4 scales x (num_log, den_log, num_non_log, den_non_log), `u64` each.
 const SUMS: usize = 16;
 const SUMS_BYTES: usize = SUMS * 8;
+/// The kernels' per-frame state (vif.cu's `state`): 16 accumulators, the 16 published sums,
+/// the block counter of scale 3 (one `u64` word). Accumulators and counter are zero between
+/// frames.
+const STATE_BYTES: usize = 2 * SUMS_BYTES + 8;
+/// Where the published sums start in the state.
+const PUBLISHED_OFFSET: usize = SUMS_BYTES;
 
 /// The VIF kernels of one context and the device copy of the CPU's log2 table; cheap to clone.
 #[derive(Clone)]
 pub struct VifKernels {
-    scale0_u8: Function,
-    scale0_u16: Function,
-    /// Scales 1..=3.
-    scales: [Function; 3],
-    reduce: Function,
+    /// Throughput kernels: scale 0 of 8-bit pictures, scale 0 of deeper ones, scales 1..=3.
+    big: [Function; 5],
+    /// The latency kernels (`*_fine`), in the same order.
+    fine: [Function; 5],
     /// [`cpu::log2_table`], 65536 `u16`.
     table: Arc<DeviceBuffer>,
     module: Module,
@@ -51,15 +63,22 @@ impl VifKernels {
         let mut table = DeviceBuffer::new(ctx, std::mem::size_of_val(table_host))?;
         let stream = Stream::new(ctx)?;
         table.upload(table_host, &stream)?;
+        let f = |name: &str| module.function(name);
         Ok(VifKernels {
-            scale0_u8: module.function("vif_scale0_u8")?,
-            scale0_u16: module.function("vif_scale0_u16")?,
-            scales: [
-                module.function("vif_scale1")?,
-                module.function("vif_scale2")?,
-                module.function("vif_scale3")?,
+            big: [
+                f("vif_scale0_u8")?,
+                f("vif_scale0_u16")?,
+                f("vif_scale1")?,
+                f("vif_scale2")?,
+                f("vif_scale3")?,
             ],
-            reduce: module.function("vif_reduce")?,
+            fine: [
+                f("vif_scale0_u8_fine")?,
+                f("vif_scale0_u16_fine")?,
+                f("vif_scale1_fine")?,
+                f("vif_scale2_fine")?,
+                f("vif_scale3_fine")?,
+            ],
             table: Arc::new(table),
             module,
         })
@@ -86,10 +105,12 @@ pub struct GpuVif {
     done: Event,
     enqueued: bool,
     levels: [Level; 3],
-    /// Per-block sums of every scale, one scale after the other, 4 `u64` per block.
-    partial: DeviceBuffer,
-    /// The reduced sums of the last frame.
-    sums: DeviceBuffer,
+    /// [`STATE_BYTES`]: accumulators, published sums and block counter, shared by the scale
+    /// kernels (zeroed in `new`, left zero by every completed frame).
+    state: DeviceBuffer,
+    /// Set while a frame's launches are only partly enqueued (a launch failed): its
+    /// accumulators may be non-zero, so the next enqueue clears the state first.
+    state_dirty: bool,
     /// `slots` x 16 `u64`.
     results: PinnedBuffer,
     kernels: VifKernels,
@@ -99,8 +120,9 @@ pub struct GpuVif {
     bpc: u32,
     gain_limit: f64,
     slots: usize,
-    /// Launch grid (tiles across, tiles down) of each scale.
-    grids: [(u32, u32); 4],
+    /// Launch of each scale: latency kernel (`*_fine`) or not, grid (tiles across, tiles
+    /// down), threads per block.
+    plan: [(bool, (u32, u32), u32); 4],
 }
 
 impl GpuVif {
@@ -150,12 +172,7 @@ impl GpuVif {
             })
         };
         let levels = [level(1)?, level(2)?, level(3)?];
-        let grids: [(u32, u32); 4] = std::array::from_fn(|s| {
-            let (w, h) = (width >> s, height >> s);
-            let (tw, th) = TILES[s];
-            (w.div_ceil(tw) as u32, h.div_ceil(th) as u32)
-        });
-        let blocks: usize = grids.iter().map(|&(x, y)| x as usize * y as usize).sum();
+        let plan = plan(width, height, FINE_BELOW);
         let results_bytes = slots
             .checked_mul(SUMS_BYTES)
             .ok_or_else(|| CudaError::InvalidArgument(format!("VIF: {slots} slots")))?;
@@ -163,8 +180,12 @@ impl GpuVif {
             done: Event::new(ctx, false)?,
             enqueued: false,
             levels,
-            partial: DeviceBuffer::new(ctx, blocks * 4 * 8)?,
-            sums: DeviceBuffer::new(ctx, SUMS_BYTES)?,
+            state: {
+                let mut state = DeviceBuffer::new(ctx, STATE_BYTES)?;
+                state.fill(0, &Stream::new(ctx)?)?;
+                state
+            },
+            state_dirty: false,
             results: PinnedBuffer::new(ctx, results_bytes)?,
             kernels,
             ctx: ctx.clone(),
@@ -173,8 +194,15 @@ impl GpuVif {
             bpc,
             gain_limit: enhn_gain_limit,
             slots,
-            grids,
+            plan,
         })
+    }
+
+    /// Uses the latency kernels for the scales of fewer than `pixels` pixels from the next
+    /// enqueue on (0: none, `usize::MAX`: all) instead of the measured default; for tests and
+    /// tuning. Both kinds give identical sums.
+    pub fn set_fine_below(&mut self, pixels: usize) {
+        self.plan = plan(self.width, self.height, pixels);
     }
 
     pub fn width(&self) -> usize {
@@ -212,8 +240,16 @@ impl GpuVif {
         let table = self.kernels.table.ptr();
         let gain = self.gain_limit;
         let bpc = self.bpc;
-        let mut partial = self.partial.ptr();
-        for (s, (&(gx, gy), &(tw, th))) in self.grids.iter().zip(TILES.iter()).enumerate() {
+        let state = self.state.ptr();
+        if self.state_dirty {
+            // SAFETY: our own state buffer, STATE_BYTES long, alive until the stream work
+            // completed (`done`, waited for on drop); stream order puts it before the kernels.
+            unsafe { memset_async(state, 0, STATE_BYTES, stream) }?;
+            self.state_dirty = false;
+        }
+        // Until scale 3 is enqueued, a failed launch leaves a partial frame in the state.
+        self.state_dirty = true;
+        for (s, &(fine, (gx, gy), threads)) in self.plan.iter().enumerate() {
             let (src_ref, ref_pitch, src_dis, dis_pitch, w, h) = if s == 0 {
                 (
                     reference.ptr,
@@ -239,20 +275,25 @@ impl GpuVif {
                 None => (0, 0),
             };
             let (w, h) = (w as u32, h as u32);
+            let kernels = if fine {
+                &self.kernels.fine
+            } else {
+                &self.kernels.big
+            };
             let function = match s {
-                0 if bpc == 8 => &self.kernels.scale0_u8,
-                0 => &self.kernels.scale0_u16,
-                _ => &self.kernels.scales[s - 1],
+                0 if bpc == 8 => &kernels[0],
+                0 => &kernels[1],
+                _ => &kernels[s + 1],
             };
             let config = LaunchConfig {
                 grid: (gx, gy, 1),
-                block: ((tw * th / 4) as u32, 1, 1),
+                block: (threads, 1, 1),
                 shared_bytes: 0,
             };
             // Signature (VIF_SCALE_PARAMS): (const uint8_t* ref, size_t ref_pitch,
             // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height,
             // unsigned bpc, double gain_limit, const uint16_t* table, uint16_t* next_ref,
-            // uint16_t* next_dis, unsigned long long* partial).
+            // uint16_t* next_dis, unsigned long long* state).
             let args = [
                 arg(&src_ref),
                 arg(&ref_pitch),
@@ -265,43 +306,25 @@ impl GpuVif {
                 arg(&table),
                 arg(&next_ref),
                 arg(&next_dis),
-                arg(&partial),
+                arg(&state),
             ];
             // SAFETY: argument types match the signature above (u64 for pointers, usize for
             // size_t, u32 for unsigned, f64 for double). Scale 0 reads the caller's planes
             // (valid: this function's contract, geometry checked); scales 1..3 read the level
             // buffers the previous launch on this stream wrote (w x h packed u16). The next
             // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
-            // writes none (null). `partial` has 4 u64 for each of the gx * gy blocks from this
-            // offset (sized in `new` from the same grids). The table holds 65536 u16. All of
-            // it lives until the stream work completed (`done`, waited for on drop).
+            // writes none (null). `state` is our STATE_BYTES buffer (33 u64, as the kernels
+            // expect), zero between frames. The table holds 65536 u16. All of it lives until
+            // the stream work completed (`done`, waited for on drop).
             unsafe { function.launch(stream, config, &args) }?;
-            partial += gx as u64 * gy as u64 * 32;
         }
-        let partial = self.partial.ptr();
-        let blocks: [u32; 4] = self.grids.map(|(x, y)| x * y);
-        let sums = self.sums.ptr();
-        // Signature: (const unsigned long long* partial, unsigned blocks0..blocks3,
-        // unsigned long long* out).
-        let args = [
-            arg(&partial),
-            arg(&blocks[0]),
-            arg(&blocks[1]),
-            arg(&blocks[2]),
-            arg(&blocks[3]),
-            arg(&sums),
-        ];
-        // SAFETY: types match; `partial` holds the blocks' sums written by the launches before
-        // on this stream, `sums` 16 u64 (4 blocks of this launch write 4 each).
-        unsafe {
-            self.kernels
-                .reduce
-                .launch(stream, LaunchConfig::linear(4, THREADS), &args)
-        }?;
+        self.state_dirty = false;
+        let sums = self.state.ptr_at(PUBLISHED_OFFSET, SUMS_BYTES)?;
         let dst = self.results.as_mut_ptr().wrapping_add(slot * SUMS_BYTES);
-        // SAFETY: 128 bytes from our `sums` into slot `slot` of our pinned buffer (in bounds:
-        // slot < slots, checked); both live until the copy completed (`done`, waited for on
-        // drop). The caller reads the slot only after the stream work completed.
+        // SAFETY: 128 bytes from our state's published sums (in bounds: ptr_at) into slot
+        // `slot` of our pinned buffer (in bounds: slot < slots, checked); both live until the
+        // copy completed (`done`, waited for on drop). The caller reads the slot only after the
+        // stream work completed.
         unsafe { dtoh_async(dst, sums, SUMS_BYTES, stream) }?;
         self.done.record(stream)?;
         self.enqueued = true;
@@ -363,6 +386,20 @@ impl GpuVif {
         }
         Ok(())
     }
+}
+
+/// The launch of each scale of `width` x `height` pictures (see [`GpuVif`]'s `plan`).
+fn plan(width: usize, height: usize, fine_below: usize) -> [(bool, (u32, u32), u32); 4] {
+    std::array::from_fn(|s| {
+        let (w, h) = (width >> s, height >> s);
+        // The fine grid is at most 65535 tiles high too (h / 8); `new` only checks 16-row
+        // tiles, so taller pictures keep the throughput kernels.
+        let fine = w * h < fine_below && h.div_ceil(FINE_TILE.1) <= 65535;
+        let (tw, th) = if fine { FINE_TILE } else { TILES[s] };
+        let threads = if fine { tw * th } else { tw * th / 4 };
+        let grid = (w.div_ceil(tw) as u32, h.div_ceil(th) as u32);
+        (fine, grid, threads as u32)
+    })
 }
 
 impl Drop for GpuVif {
