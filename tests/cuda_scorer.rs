@@ -570,3 +570,88 @@ fn eight_scorers_on_one_context_agree_with_one() {
         cuda::live_resources()
     );
 }
+
+/// The whole engine under injected driver faults: for each kind of operation (allocation,
+/// module load, launch, copy), the n-th one fails for every n the scenario reaches (all of them
+/// up to 40, then a spread). Each time the scorer returns an error (never a panic, never a
+/// wrong number), and once it and the context are dropped nothing is left alive.
+#[test]
+fn injected_faults_anywhere_in_the_engine_fail_cleanly() {
+    use vmafcuda::cuda::{fault, FaultKind};
+    let Some(_g) = gpu() else { return };
+    let pair = "s_chelsea_641x359__x264_crf27_padcrop";
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let n = refs.len().min(dists.len()).min(4);
+    let (refs, dists) = (&refs[..n], &dists[..n]);
+    let cpu = score(refs, dists, "vmaf_v0.6.1neg", &[0, 2], BackendRequest::Cpu);
+    // Two shots, host frames then device frames, psnr on: every kind of operation is used.
+    let scenario = || -> Result<Report, vmafcuda::Error> {
+        let ctx = cuda::Context::primary(0).map_err(|e| vmafcuda::Error::Backend(e.to_string()))?;
+        let mut s = Scorer::with_backend(
+            config("vmaf_v0.6.1neg", &[0, 2]),
+            geometry(&refs[0]),
+            BackendRequest::CudaContext(ctx.clone()),
+        )?;
+        for (r, d) in refs.iter().zip(dists).take(2) {
+            s.push(&r.view(), &d.view())?;
+        }
+        for (r, d) in refs.iter().zip(dists).skip(2) {
+            let (_rb, mut rp) = device_picture(&ctx, r);
+            let (_db, mut dp) = device_picture(&ctx, d);
+            let rv = r.view();
+            for p in [&mut rp, &mut dp] {
+                if let (Some(c), Some([u, _])) = (p.chroma.as_mut(), rv.chroma) {
+                    for plane in c.iter_mut() {
+                        plane.width = u.width;
+                        plane.height = u.height;
+                    }
+                }
+            }
+            // SAFETY: our planes, alive until push_device returned.
+            unsafe { s.push_device(&rp, &dp) }?;
+        }
+        s.drain_device()?;
+        Ok(s.finish())
+    };
+    fault::clear();
+    let clean = scenario().expect("clean run");
+    assert_identical("fault scenario, no fault", &clean, &cpu);
+    let mut tried = 0;
+    for kind in FaultKind::ALL {
+        fault::clear();
+        scenario().expect("clean run");
+        let ops = fault::operations(kind);
+        let mut nths: Vec<u64> = (1..=ops.min(40)).collect();
+        nths.extend([ops / 3, ops / 2, 2 * ops / 3, ops - 1, ops]);
+        nths.retain(|&k| k >= 1 && k <= ops);
+        nths.sort_unstable();
+        nths.dedup();
+        for nth in nths {
+            fault::clear();
+            fault::inject(kind, nth);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&scenario));
+            let reached = !fault::pending(kind);
+            fault::clear();
+            match result {
+                Err(_) => panic!("{kind:?} #{nth}: panicked"),
+                Ok(Ok(report)) => {
+                    // Only a fault that was never reached may leave a result, and then it must
+                    // be the right one.
+                    assert!(
+                        !reached,
+                        "{kind:?} #{nth} of {ops}: the fault was swallowed"
+                    );
+                    assert_identical("unreached fault", &report, &cpu);
+                }
+                Ok(Err(e)) => assert!(reached, "{kind:?} #{nth}: error without a fault: {e}"),
+            }
+            let live = cuda::live_resources();
+            assert!(live.is_zero(), "after {kind:?} fault #{nth}: {live:?}");
+            tried += 1;
+        }
+    }
+    eprintln!(
+        "{tried} injected faults through the whole engine: each an error, nothing left alive"
+    );
+}
