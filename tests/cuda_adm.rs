@@ -7,45 +7,16 @@
 
 mod common;
 
+use common::gpu::{assert_no_live_resources, gpu};
+
 use std::fs::File;
 use std::io::{BufReader, Write};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use vmafcuda::cuda::{
-    self, AdmKernels, Context, CudaError, DeviceBuffer, DevicePlane, GpuAdm, Stream,
-};
+use vmafcuda::cuda::{self, AdmKernels, Context, DeviceBuffer, DevicePlane, GpuAdm, Stream};
 use vmafcuda::features::adm::{AdmExtractor, AdmScores, DEFAULT_ADM_ENHN_GAIN_LIMIT};
 use vmafcuda::frame::{Plane, SampleBuf, Samples};
 use vmafcuda::y4m::Y4mReader;
-
-static GPU: Mutex<()> = Mutex::new(());
-
-/// The GPU lock, or `None` (after saying so) when there is no driver or device.
-fn gpu() -> Option<MutexGuard<'static, ()>> {
-    match cuda::probe() {
-        Ok(_) => {
-            let guard = GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            assert_no_live_resources("before the test");
-            Some(guard)
-        }
-        Err(e) => {
-            skipping(&e);
-            None
-        }
-    }
-}
-
-/// Says why a test is skipped, on stderr directly (the harness does not capture it).
-fn skipping(e: &CudaError) {
-    let name = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipping {name}: {e}");
-}
-
-fn assert_no_live_resources(when: &str) {
-    let live = cuda::live_resources();
-    assert!(live.is_zero(), "live CUDA resources {when}: {live:?}");
-}
 
 /// One reference/distorted luma pair, samples tightly packed (8-bit values held in u16).
 #[derive(Clone)]

@@ -4,30 +4,12 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Mutex, MutexGuard};
+use common::gpu::gpu;
 
-use vmafcuda::cuda::{self, Context, CudaError, DevicePlaneBuf, GpuMotion, MotionKernels, Stream};
+use vmafcuda::cuda::{self, Context, DevicePlaneBuf, GpuMotion, MotionKernels, Stream};
 use vmafcuda::features::motion::MotionExtractor;
 use vmafcuda::frame::{Plane, Samples};
 use vmafcuda::y4m::Y4mReader;
-
-static GPU: Mutex<()> = Mutex::new(());
-
-fn gpu() -> Option<MutexGuard<'static, ()>> {
-    match cuda::probe() {
-        Ok(_) => Some(GPU.lock().unwrap_or_else(|p| p.into_inner())),
-        Err(e) => {
-            skipping(&e);
-            None
-        }
-    }
-}
-
-fn skipping(e: &CudaError) {
-    let name = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipping {name}: {e}");
-}
 
 /// Uploads a host plane into a device plane whose pitch is at least `extra_pitch` bytes wider
 /// than its rows (exercises pitched reads).

@@ -5,8 +5,10 @@
 //! The tests share process-wide state (fault injection, resource counters), so each holds one
 //! lock for its whole run.
 
-use std::io::Write;
-use std::sync::{Mutex, MutexGuard};
+mod common;
+
+use common::gpu::{assert_no_live_resources, gpu, skipping};
+
 use std::time::Instant;
 
 use vmafcuda::cuda::{
@@ -15,36 +17,6 @@ use vmafcuda::cuda::{
 };
 use vmafcuda::features::psnr::psnr as cpu_psnr;
 use vmafcuda::frame::{Plane, Samples};
-
-static GPU: Mutex<()> = Mutex::new(());
-
-/// The GPU lock, or `None` (after saying so) when there is no driver or device.
-fn gpu() -> Option<MutexGuard<'static, ()>> {
-    match cuda::probe() {
-        Ok(_) => {
-            let guard = GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            fault::clear();
-            assert_no_live_resources("before the test");
-            Some(guard)
-        }
-        Err(e) => {
-            skipping(&e);
-            None
-        }
-    }
-}
-
-/// Says why a test is skipped, on stderr directly: unlike `eprintln!`, the test harness does not
-/// capture it, so the skip is visible in `cargo test` output.
-fn skipping(e: &CudaError) {
-    let name = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipping {name}: {e}");
-}
-
-fn assert_no_live_resources(when: &str) {
-    let live = cuda::live_resources();
-    assert!(live.is_zero(), "live CUDA resources {when}: {live:?}");
-}
 
 /// Deterministic pseudo-random samples.
 struct Lcg(u64);

@@ -8,34 +8,16 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Mutex, MutexGuard};
+use common::gpu::gpu;
 
 use serde_json::Value;
-use vmafcuda::cuda::{self, CudaError, DevicePicture, DevicePlaneBuf};
+use vmafcuda::cuda::{self, DevicePicture, DevicePlaneBuf};
 use vmafcuda::frame::{Picture, SampleBuf};
 use vmafcuda::model::Model;
 use vmafcuda::report::Report;
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::y4m::Y4mReader;
 use vmafcuda::{Geometry, Scorer, ScorerConfig};
-
-static GPU: Mutex<()> = Mutex::new(());
-
-fn gpu() -> Option<MutexGuard<'static, ()>> {
-    match cuda::probe() {
-        Ok(_) => Some(GPU.lock().unwrap_or_else(|p| p.into_inner())),
-        Err(e) => {
-            skipping(&e);
-            None
-        }
-    }
-}
-
-fn skipping(e: &CudaError) {
-    let name = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipping {name}: {e}");
-}
 
 fn read_all(path: &std::path::Path) -> Vec<Picture> {
     let mut r = Y4mReader::open(path).expect("open");

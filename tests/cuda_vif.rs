@@ -7,46 +7,16 @@
 
 mod common;
 
+use common::gpu::{assert_no_live_resources, gpu};
+
 use std::io::{BufReader, Write};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use vmafcuda::cuda::{
-    self, copy, fault, Context, CudaError, DeviceBuffer, DevicePlane, GpuVif, Stream, VifKernels,
-};
+use vmafcuda::cuda::{copy, Context, DeviceBuffer, DevicePlane, GpuVif, Stream, VifKernels};
 use vmafcuda::features::vif::{VifExtractor, VifScores, DEFAULT_VIF_ENHN_GAIN_LIMIT};
 use vmafcuda::frame::{PlaneBuf, SampleBuf};
 use vmafcuda::y4m::Y4mReader;
-
-static GPU: Mutex<()> = Mutex::new(());
-
-/// The GPU lock, or `None` (after saying so) when there is no driver or device.
-fn gpu() -> Option<MutexGuard<'static, ()>> {
-    match cuda::probe() {
-        Ok(_) => {
-            let guard = GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            fault::clear();
-            assert_no_live_resources("before the test");
-            Some(guard)
-        }
-        Err(e) => {
-            skipping(&e);
-            None
-        }
-    }
-}
-
-/// Says why a test is skipped, on stderr directly (the harness does not capture it).
-fn skipping(e: &CudaError) {
-    let name = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipping {name}: {e}");
-}
-
-fn assert_no_live_resources(when: &str) {
-    let live = cuda::live_resources();
-    assert!(live.is_zero(), "live CUDA resources {when}: {live:?}");
-}
 
 /// A reference/distorted luma pair.
 struct Pair {

@@ -703,7 +703,10 @@ mod harness {
     /// the scoring session is torn down and rebuilt 1,000 times): every shot is posted, and
     /// after a warm-up the process does not grow (least-squares slope of the RSS under 1 KiB
     /// per rebuild; what legitimately stays is 8 bytes per frame for the pooled percentiles).
+    /// Process-wide RSS is only meaningful with nothing else running in the process: CI runs
+    /// this test on its own (`cargo test -p gst-vmafcuda --test vmafcuda -- --ignored`).
     #[test]
+    #[ignore = "measures the process RSS: run alone with --ignored (CI does)"]
     fn a_thousand_shot_rebuilds_through_the_element_do_not_grow_memory() {
         let mut s = setup(&[], W);
         s.element.set_property("frame-message", false);

@@ -1,6 +1,8 @@
 //! Shared test helpers: locating the libvmaf reference corpus and decompressing its clips.
 #![allow(dead_code)]
 
+pub mod gpu;
+
 use std::path::{Path, PathBuf};
 
 /// `../shared/corpus` beside the repository, or `$VMAFCUDA_CORPUS`.
