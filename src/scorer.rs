@@ -376,24 +376,8 @@ impl Scorer {
         reference: &cuda::DevicePicture,
         distorted: &cuda::DevicePicture,
     ) -> Result<Progress> {
-        let Engine::Cuda(_) = self.engine else {
-            return Err(Error::Backend(
-                "device frames need the CUDA backend (this scorer runs on the CPU)".into(),
-            ));
-        };
-        let index = self.next_frame;
-        let g = self.geometry;
-        for (what, p) in [("reference", reference), ("distorted", distorted)] {
-            if (p.luma.width, p.luma.height, p.bpc) != (g.width, g.height, g.bpc) {
-                return Err(Error::FrameGeometry {
-                    frame: index,
-                    what: "size or bit depth",
-                    expected: format!("{}x{} {}-bit", g.width, g.height, g.bpc),
-                    got: format!("{}x{} {}-bit ({what})", p.luma.width, p.luma.height, p.bpc),
-                });
-            }
-        }
-        // SAFETY: forwarded; drained before returning, so the planes are free afterwards.
+        // SAFETY: forwarded (submit_device checks backend and geometry); drained before
+        // returning, so the planes are free afterwards.
         let mut progress = unsafe { self.submit_device(reference, distorted) }?;
         let more = self.drain_device()?;
         progress.frames.extend(more.frames);
@@ -415,6 +399,11 @@ impl Scorer {
         reference: &cuda::DevicePicture,
         distorted: &cuda::DevicePicture,
     ) -> Result<Progress> {
+        let Engine::Cuda(_) = self.engine else {
+            return Err(Error::Backend(
+                "device frames need the CUDA backend (this scorer runs on the CPU)".into(),
+            ));
+        };
         let index = self.next_frame;
         let g = self.geometry;
         for (what, p) in [("reference", reference), ("distorted", distorted)] {

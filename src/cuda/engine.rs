@@ -15,7 +15,7 @@
 
 use crate::extract::{FeaturePlan, SpatialFeatures};
 use crate::features;
-use crate::frame::{PictureRef, Plane, Samples};
+use crate::frame::{PictureRef, Plane};
 
 use super::adm::{AdmKernels, GpuAdm};
 use super::context::Context;
@@ -25,7 +25,7 @@ use super::event::Event;
 use super::memory::{DeviceBuffer, PinnedBuffer};
 use super::motion::{GpuMotion, MotionKernels};
 use super::plane::{DevicePlane, DevicePlaneBuf};
-use super::psnr::PsnrKernels;
+use super::psnr::{stage_plane, PsnrKernels, STAGE_PARALLEL_BYTES};
 use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
@@ -219,34 +219,6 @@ impl GpuFeatures {
         self.in_flight.len()
     }
 
-    /// Features of one pair of host pictures, synchronously.
-    pub fn compute_host(
-        &mut self,
-        staging: &mut HostStaging,
-        reference: &PictureRef,
-        distorted: &PictureRef,
-    ) -> CudaResult<(SpatialFeatures, Option<u64>)> {
-        let mut out = self.submit_host(staging, reference, distorted, 0)?;
-        out.extend(self.drain()?);
-        single(out)
-    }
-
-    /// Features of one pair of device pictures, read in place, synchronously.
-    ///
-    /// # Safety
-    /// Every plane is device memory of this context holding its final samples, valid and
-    /// unwritten until this returns.
-    pub unsafe fn compute_device(
-        &mut self,
-        reference: &DevicePicture,
-        distorted: &DevicePicture,
-    ) -> CudaResult<(SpatialFeatures, Option<u64>)> {
-        // SAFETY: forwarded; drained before returning.
-        let mut out = unsafe { self.submit_device(reference, distorted, 0) }?;
-        out.extend(self.drain()?);
-        single(out)
-    }
-
     /// Queues a pair of host pictures (copied into pinned staging before this returns, so they
     /// may be reused at once). Returns the frames whose results had to be collected to free a
     /// slot (oldest first).
@@ -278,7 +250,8 @@ impl GpuFeatures {
         staging.ensure(slot, &host_planes)?;
         for (i, p) in host_planes.iter().enumerate() {
             let bps = staging.planes[slot][i].plane().bytes_per_sample;
-            stage_plane(&mut staging.pinned[slot][i], p)?;
+            let parallel = p.width * p.height * bps >= STAGE_PARALLEL_BYTES;
+            stage_plane(&mut staging.pinned[slot][i], p, p.width, p.height, parallel)?;
             // SAFETY: the slot's pinned buffer and device plane, idle (claim_slot waited for
             // the slot's last frame), owned by the staging, which outlives the frame (the
             // caller keeps it for the scorer's life and we drain before it could go).
@@ -492,33 +465,4 @@ impl GpuFeatures {
             motion_sum,
         })
     }
-}
-
-fn single(mut frames: Vec<GpuFrame>) -> CudaResult<(SpatialFeatures, Option<u64>)> {
-    match (frames.pop(), frames.is_empty()) {
-        (Some(f), true) => Ok((f.spatial, f.motion_sum)),
-        _ => Err(CudaError::InvalidArgument(
-            "frames were in flight before a synchronous call".into(),
-        )),
-    }
-}
-
-/// Copies a host plane's rows, tightly packed, into pinned staging.
-fn stage_plane(dst: &mut PinnedBuffer, src: &Plane) -> CudaResult<()> {
-    let (w, h) = (src.width, src.height);
-    match src.samples {
-        Samples::U8(_) => {
-            let out = dst.typed_mut::<u8>(w * h)?;
-            for (y, row) in out.chunks_exact_mut(w).enumerate() {
-                row.copy_from_slice(src.row_u8(y));
-            }
-        }
-        Samples::U16(_) => {
-            let out = dst.typed_mut::<u16>(w * h)?;
-            for (y, row) in out.chunks_exact_mut(w).enumerate() {
-                row.copy_from_slice(src.row_u16(y));
-            }
-        }
-    }
-    Ok(())
 }

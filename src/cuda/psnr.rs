@@ -488,12 +488,12 @@ impl GpuPsnr {
 
 /// Planes at least this large are staged by several threads (measured on an H100 host: rayon
 /// pays off from about a 1080p 10-bit plane, 4 MB; a 4K plane stages 2.5-4x faster).
-const STAGE_PARALLEL_BYTES: usize = 3 << 20;
+pub(crate) const STAGE_PARALLEL_BYTES: usize = 3 << 20;
 /// Rows per staging task.
 const STAGE_ROWS: usize = 32;
 
 /// Copies a host plane's rows, tightly packed, into pinned staging.
-fn stage_plane(
+pub(crate) fn stage_plane(
     dst: &mut PinnedBuffer,
     src: &Plane,
     w: usize,

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod gpu;
+pub mod synth;
 
 use std::path::{Path, PathBuf};
 
