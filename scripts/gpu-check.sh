@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tests=${GPU_CHECK_TESTS:-"cuda_psnr cuda_kernels_fresh cuda_motion cuda_vif cuda_adm cuda_scorer"}
+tests=${GPU_CHECK_TESTS:-"cuda_psnr cuda_kernels_fresh cuda_motion cuda_vif cuda_adm cuda_scorer rebuild"}
 # Where the executables go (several people building different tests at once use different folders).
 bin=${GPU_CHECK_BIN:-.gpu/bin}
 
@@ -61,7 +61,15 @@ run() {
   } | tee -a "$log"
 
   local rows=()
+  # Rows also go to $out/rows.txt as they are made, so a run cut off by the time limit still
+  # brings back what it measured.
+  : >"$out/rows.txt"
+  row() { rows+=("$1"); printf '%s\n' "$1" >>"$out/rows.txt"; }
+  # GPU_CHECK_STEPS picks parts of the run (default: all of them).
+  local steps=" ${GPU_CHECK_STEPS:-tests ptx sanitizer cli bench} "
+  has() { [[ $steps == *" $1 "* ]]; }
   for exe in "$bin"/*; do
+    has tests || break
     local name filter=()
     name=$(basename "$exe")
     [[ $name == lib_* ]] && filter=(cuda::)
@@ -76,16 +84,16 @@ run() {
     result=$(grep -a "^test result:" "$part" | tail -1 | sed 's/^test result: //; s/ 0 measured;//; s/; finished.*//')
     skipped=$(grep -ac "skipping " "$part" || true)
     rm -f "$part"
-    rows+=("$(printf '%-20s rc=%-3s %7sms  %s; %s skipped (no GPU)' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${result:-no result line}" "$skipped")")
+    row "$(printf '%-20s rc=%-3s %7sms  %s; %s skipped (no GPU)' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${result:-no result line}" "$skipped")"
   done
 
   # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
   # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins.
-  if [[ -x $bin/cuda_psnr ]]; then
+  if has ptx && [[ -x $bin/cuda_psnr ]]; then
     echo "== cuda_psnr with CUDA_FORCE_PTX_JIT=1" >>"$log"
     local rc=0
     CUDA_FORCE_PTX_JIT=1 timeout 300 "$bin/cuda_psnr" --test-threads=1 gpu_psnr_equals >>"$log" 2>&1 || rc=$?
-    rows+=("$(printf '%-20s rc=%-3s %s' "PTX JIT only" "$rc" "$(grep -a "^test result:" "$log" | tail -1 | sed 's/; finished.*//')")")
+    row "$(printf '%-20s rc=%-3s %s' "PTX JIT only" "$rc" "$(grep -a "^test result:" "$log" | tail -1 | sed 's/; finished.*//')")"
   fi
 
   local cuobjdump=/usr/local/cuda/bin/cuobjdump
@@ -93,12 +101,12 @@ run() {
     echo "== cuobjdump kernels/*.fatbin" >>"$log"
     for f in kernels/*.fatbin; do
       "$cuobjdump" --list-elf --list-ptx "$f" >>"$log" 2>&1 || true
-      rows+=("$(printf '%-20s %s' "$(basename "$f")" "$("$cuobjdump" --list-elf --list-ptx "$f" 2>/dev/null | grep -oE 'sm_[0-9]+\.(cubin|ptx)' | sort -u | tr '\n' ' ')")")
+      row "$(printf '%-20s %s' "$(basename "$f")" "$("$cuobjdump" --list-elf --list-ptx "$f" 2>/dev/null | grep -oE 'sm_[0-9]+\.(cubin|ptx)' | sort -u | tr '\n' ' ')")"
     done
   fi
 
   local sanitizer=/usr/local/cuda/bin/compute-sanitizer
-  if [[ -x $sanitizer ]]; then
+  if has sanitizer && [[ -x $sanitizer ]]; then
     # memcheck with leak checking on the whole engine (device frames, pipelined submissions
     # across shots, the stateful-ADM width) and on a shot-rebuild run; racecheck on one short
     # run of the whole engine.
@@ -109,10 +117,10 @@ run() {
       echo "== compute-sanitizer memcheck $exe $filters" >>"$log"
       rc=0
       # shellcheck disable=SC2086 # filters are separate words
-      VMAFCUDA_REBUILDS=100 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+      VMAFCUDA_UNDER_SANITIZER=1 VMAFCUDA_REBUILDS=100 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
         "$bin/$exe" --test-threads=1 $filters >"$out/.san" 2>&1 || rc=$?
       cat "$out/.san" >>"$log"
-      rows+=("$(printf '%-40s rc=%-3s %s' "memcheck --leak-check full: $exe" "$rc" "$(grep -a 'ERROR SUMMARY' "$out/.san" | tail -1)")")
+      row "$(printf '%-40s rc=%-3s %s' "memcheck --leak-check full: $exe" "$rc" "$(grep -a 'ERROR SUMMARY' "$out/.san" | tail -1)")"
     done
     if [[ -x $bin/cuda_scorer ]]; then
       echo "== compute-sanitizer racecheck" >>"$log"
@@ -120,14 +128,14 @@ run() {
       CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool racecheck --error-exitcode 9 \
         "$bin/cuda_scorer" --test-threads=1 stateful >"$out/.san" 2>&1 || rc=$?
       cat "$out/.san" >>"$log"
-      rows+=("$(printf '%-40s rc=%-3s %s' "racecheck: cuda_scorer" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")")
+      row "$(printf '%-40s rc=%-3s %s' "racecheck: cuda_scorer" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")"
     fi
     rm -f "$out/.san"
   fi
 
   # Whole process from y4m files, as libvmaf's CLI was timed (ANCHORS.md: 1080p, 240 frames,
   # libvmaf CUDA 0.75-0.84 s): a synthetic pair written here, then the CLI on CUDA.
-  if [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]] && command -v python3 >/dev/null; then
+  if has cli && [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]] && command -v python3 >/dev/null; then
     local clip=/tmp/vmafcuda-1080p
     python3 - "$clip" <<'PY'
 import sys
@@ -148,24 +156,24 @@ for name, noise in (("ref", 0), ("dist", 6)):
             f.write(np.full((h // 2) * (w // 2) * 2, 128, np.uint8).tobytes())
 PY
     echo "== CLI whole process, 1080p 240 frames from y4m" >>"$log"
-    for backend in cuda cpu; do
+    # Three CUDA runs (the files are in the page cache: they were just written), then one CPU.
+    for backend in cuda cuda cuda cpu; do
       local t0 t1
-      sync
       t0=$(date +%s%N)
       "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend "$backend" -q -o "$out/cli-$backend.json" >>"$log" 2>&1 || true
       t1=$(date +%s%N)
-      rows+=("$(printf 'CLI 1080p 240 frames y4m, --backend %-4s whole process %6sms' "$backend" "$(((t1 - t0) / 1000000))")")
+      row "$(printf 'CLI 1080p 240 frames y4m, --backend %-4s whole process %6sms' "$backend" "$(((t1 - t0) / 1000000))")"
     done
     if cmp -s <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pooled_metrics']['vmaf'])" "$out/cli-cuda.json") \
               <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pooled_metrics']['vmaf'])" "$out/cli-cpu.json"); then
-      rows+=("CLI cuda and cpu pooled vmaf identical")
+      row "CLI cuda and cpu pooled vmaf identical"
     else
-      rows+=("CLI cuda and cpu pooled vmaf DIFFER")
+      row "CLI cuda and cpu pooled vmaf DIFFER"
     fi
     rm -f "$clip"-*.y4m
   fi
 
-  if [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]]; then
+  if has bench && [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]]; then
     echo "== bench" >>"$log"
     for bpc in 8 10; do
       "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \

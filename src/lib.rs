@@ -33,6 +33,7 @@ pub mod features;
 pub mod frame;
 pub mod model;
 pub mod pool;
+pub mod prefetch;
 pub mod report;
 pub mod scorer;
 pub mod session;

@@ -10,10 +10,10 @@ use clap::{Parser, Subcommand};
 use vmafcuda::bench::{self, BenchSpec};
 use vmafcuda::frame::Picture;
 use vmafcuda::model::{Model, PredictOptions};
+use vmafcuda::prefetch::{Prefetched, ReadOptions};
 use vmafcuda::report::{Format, Report};
-use vmafcuda::scorer::BackendRequest;
+use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::synth::SynthClip;
-use vmafcuda::y4m::Y4mReader;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
 
 #[derive(Parser)]
@@ -197,8 +197,8 @@ fn backend_request(name: &str) -> Result<BackendRequest, Failure> {
 /// Source of frame pairs: two y4m files or the built-in clip.
 enum Input {
     Files {
-        reference: Box<Y4mReader<std::io::BufReader<std::fs::File>>>,
-        distorted: Box<Y4mReader<std::io::BufReader<std::fs::File>>>,
+        reference: Box<Prefetched>,
+        distorted: Box<Prefetched>,
     },
     Synthetic {
         clip: SynthClip,
@@ -222,6 +222,20 @@ impl Input {
                 height: clip.height,
                 bpc: clip.bpc,
             },
+        }
+    }
+
+    /// Gives scored pictures back to the reading threads to be filled again.
+    fn recycle(&self, batch: Vec<(Picture, Picture)>) {
+        if let Input::Files {
+            reference,
+            distorted,
+        } = self
+        {
+            for (r, d) in batch {
+                reference.recycle(r);
+                distorted.recycle(d);
+            }
         }
     }
 
@@ -264,11 +278,22 @@ impl Input {
     }
 }
 
+/// Pictures each input thread keeps ready ahead of the scorer.
+const READ_AHEAD: usize = 4;
+
 fn open_input(args: &ScoreArgs) -> Result<(Input, Vec<usize>), Failure> {
     match (&args.reference, &args.distorted) {
         (Some(r), Some(d)) => {
-            let reference = Y4mReader::open(r).map_err(Error::from)?;
-            let distorted = Y4mReader::open(d).map_err(Error::from)?;
+            // Each file is read and parsed on threads of its own, a few frames ahead; chroma is
+            // skipped unless PSNR needs it.
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let options = ReadOptions {
+                threads: (threads / 4).clamp(1, 4),
+                depth: READ_AHEAD,
+                luma_only: args.feature.is_empty(),
+            };
+            let reference = Prefetched::open(r, options).map_err(Error::from)?;
+            let distorted = Prefetched::open(d, options).map_err(Error::from)?;
             let (rh, dh) = (reference.header(), distorted.header());
             if (rh.width, rh.height) != (dh.width, dh.height) {
                 return Err(Error::Mismatch {
@@ -353,7 +378,12 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         }
     }
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let batch_size = 2 * rayon::current_num_threads();
+    // The CPU path scores a batch of frames in parallel; the CUDA path takes them one at a
+    // time (two in flight on the GPU), so a batch would only stall the reading threads.
+    let batch_size = match scorer.backend() {
+        BackendKind::Cpu => 2 * rayon::current_num_threads(),
+        BackendKind::Cuda => 1,
+    };
     let started = Instant::now();
     let mut last_progress = Instant::now();
     loop {
@@ -369,6 +399,8 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         }
         let views: Vec<_> = batch.iter().map(|(r, d)| (r.view(), d.view())).collect();
         scorer.push_batch(&views)?;
+        drop(views);
+        input.recycle(batch);
         if show_progress && last_progress.elapsed().as_millis() > 250 {
             last_progress = Instant::now();
             let n = scorer.frames_pushed();

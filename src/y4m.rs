@@ -80,11 +80,28 @@ pub struct Y4mReader<R> {
     inner: R,
     path: PathBuf,
     header: Y4mHeader,
+    header_bytes: usize,
     frames_read: usize,
     buf: Vec<u8>,
 }
 
 impl Y4mReader<BufReader<File>> {
+    /// Opens a y4m file and goes on reading at byte `offset`, where frame `frame` starts
+    /// (a reader that found the file's layout irregular hands over to this one).
+    pub fn open_at(path: impl AsRef<Path>, offset: u64, frame: usize) -> Result<Self, Y4mError> {
+        use std::io::{Seek, SeekFrom};
+        let mut reader = Self::open(&path)?;
+        reader
+            .inner
+            .seek(SeekFrom::Start(offset))
+            .map_err(|source| Y4mError::Io {
+                path: path.as_ref().to_owned(),
+                source,
+            })?;
+        reader.frames_read = frame;
+        Ok(reader)
+    }
+
     /// Opens a y4m file and parses its header.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Y4mError> {
         let path = path.as_ref();
@@ -222,6 +239,7 @@ impl<R: BufRead> Y4mReader<R> {
             inner,
             path,
             header,
+            header_bytes: line.len(),
             frames_read: 0,
             buf,
         })
@@ -235,6 +253,11 @@ impl<R: BufRead> Y4mReader<R> {
         &self.path
     }
 
+    /// Length of the stream header line in bytes (where the first `FRAME` starts).
+    pub fn header_bytes(&self) -> usize {
+        self.header_bytes
+    }
+
     /// Number of pictures returned so far.
     pub fn frames_read(&self) -> usize {
         self.frames_read
@@ -242,6 +265,16 @@ impl<R: BufRead> Y4mReader<R> {
 
     /// Reads the next picture; `Ok(None)` at the end of the stream.
     pub fn read_picture(&mut self) -> Result<Option<Picture>, Y4mError> {
+        self.read_picture_reusing(None)
+    }
+
+    /// Like [`read_picture`](Self::read_picture), but fills `spare` (a picture this reader
+    /// returned before) instead of allocating new planes when its shape still fits. Long runs
+    /// then touch the same memory every frame: no allocation and no page faults per frame.
+    pub fn read_picture_reusing(
+        &mut self,
+        spare: Option<Picture>,
+    ) -> Result<Option<Picture>, Y4mError> {
         let frame = self.frames_read;
         let Some(line) = read_line(&mut self.inner, &self.path)? else {
             return Ok(None);
@@ -254,11 +287,105 @@ impl<R: BufRead> Y4mReader<R> {
                 found,
             });
         }
+        let h = self.header.clone();
+        let mut planes = vec![(h.width, h.height)];
+        if let Some((cw, ch)) = h.format.chroma_size(h.width, h.height) {
+            planes.extend([(cw, ch), (cw, ch)]);
+        }
+        let mut spare: Vec<PlaneBuf> = match spare {
+            Some(p) if p.format == h.format => std::iter::once(p.luma).chain(p.chroma).collect(),
+            _ => Vec::new(),
+        };
+        spare.reverse();
         let expected = self.header.frame_bytes();
-        self.buf.resize(expected, 0);
         let mut got = 0;
-        while got < expected {
-            match self.inner.read(&mut self.buf[got..]) {
+        let mut need = 0;
+        let mut out = Vec::with_capacity(planes.len());
+        for (w, hh) in planes {
+            let n = w * hh;
+            let reuse = spare
+                .pop()
+                .filter(|p| p.width == w && p.height == hh && p.bpc == h.bpc)
+                .map(|p| p.data);
+            let data = if h.bpc == 8 {
+                let mut plane = match reuse {
+                    Some(SampleBuf::U8(v)) => v,
+                    _ => Vec::new(),
+                };
+                plane.resize(n, 0);
+                got += self.fill(&mut plane)?;
+                need += n;
+                self.check_complete(frame, got, need, expected)?;
+                SampleBuf::U8(plane)
+            } else {
+                let mut bytes = std::mem::take(&mut self.buf);
+                bytes.resize(2 * n, 0);
+                let read = self.fill(&mut bytes);
+                self.buf = bytes;
+                got += read?;
+                need += 2 * n;
+                self.check_complete(frame, got, need, expected)?;
+                let mut plane = match reuse {
+                    Some(SampleBuf::U16(v)) => v,
+                    _ => Vec::new(),
+                };
+                plane.clear();
+                plane.extend(
+                    self.buf
+                        .chunks_exact(2)
+                        .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
+                );
+                let max = ((1u32 << h.bpc) - 1) as u16;
+                if let Some(&value) = plane.iter().find(|&&v| v > max) {
+                    return Err(Y4mError::SampleRange {
+                        path: self.path.clone(),
+                        frame,
+                        value,
+                        bpc: h.bpc,
+                    });
+                }
+                SampleBuf::U16(plane)
+            };
+            out.push(PlaneBuf {
+                data,
+                width: w,
+                height: hh,
+                bpc: h.bpc,
+            });
+        }
+        self.frames_read += 1;
+        let mut out = out.into_iter();
+        let luma = out.next().expect("a luma plane");
+        Ok(Some(Picture {
+            luma,
+            chroma: out.collect(),
+            format: h.format,
+        }))
+    }
+
+    fn check_complete(
+        &self,
+        frame: usize,
+        got: usize,
+        need: usize,
+        expected: usize,
+    ) -> Result<(), Y4mError> {
+        if got < need {
+            return Err(Y4mError::Truncated {
+                path: self.path.clone(),
+                frame,
+                got,
+                expected,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads until `buf` is full or the stream ends; returns the bytes read.
+    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, Y4mError> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.inner.read(&mut buf[got..]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -270,60 +397,7 @@ impl<R: BufRead> Y4mReader<R> {
                 }
             }
         }
-        if got < expected {
-            return Err(Y4mError::Truncated {
-                path: self.path.clone(),
-                frame,
-                got,
-                expected,
-            });
-        }
-        let h = &self.header;
-        let mut offset = 0;
-        let mut take_plane = |w: usize, hh: usize| -> Result<PlaneBuf, Y4mError> {
-            let n = w * hh;
-            let data = if h.bpc == 8 {
-                let plane = self.buf[offset..offset + n].to_vec();
-                offset += n;
-                SampleBuf::U8(plane)
-            } else {
-                let bytes = &self.buf[offset..offset + 2 * n];
-                offset += 2 * n;
-                let max = ((1u32 << h.bpc) - 1) as u16;
-                let mut plane = Vec::with_capacity(n);
-                for pair in bytes.chunks_exact(2) {
-                    let v = u16::from_le_bytes([pair[0], pair[1]]);
-                    if v > max {
-                        return Err(Y4mError::SampleRange {
-                            path: self.path.clone(),
-                            frame,
-                            value: v,
-                            bpc: h.bpc,
-                        });
-                    }
-                    plane.push(v);
-                }
-                SampleBuf::U16(plane)
-            };
-            Ok(PlaneBuf {
-                data,
-                width: w,
-                height: hh,
-                bpc: h.bpc,
-            })
-        };
-        let luma = take_plane(h.width, h.height)?;
-        let mut chroma = Vec::new();
-        if let Some((cw, ch)) = h.format.chroma_size(h.width, h.height) {
-            chroma.push(take_plane(cw, ch)?);
-            chroma.push(take_plane(cw, ch)?);
-        }
-        self.frames_read += 1;
-        Ok(Some(Picture {
-            luma,
-            chroma,
-            format: h.format,
-        }))
+        Ok(got)
     }
 }
 

@@ -163,6 +163,14 @@ impl RebuildStats {
     }
 }
 
+/// Under compute-sanitizer the tool's own bookkeeping grows host and device memory with every
+/// allocation it tracks, so the slopes are reported but not judged there
+/// (`VMAFCUDA_UNDER_SANITIZER=1`, set by scripts/gpu-check.sh); the sanitizer's leak check and
+/// the live-resource counts (asserted inside `run`) are what that run proves.
+fn judge_slopes() -> bool {
+    std::env::var_os("VMAFCUDA_UNDER_SANITIZER").is_none()
+}
+
 fn count(default: usize) -> usize {
     std::env::var("VMAFCUDA_REBUILDS")
         .ok()
@@ -193,6 +201,10 @@ fn cuda_rebuilds_do_not_grow_memory() {
     for (w, h, n) in [(576, 324, count(10_000)), (1920, 1080, count(10_000) / 10)] {
         let stats = run(BackendRequest::Cuda { device: 0 }, w, h, n);
         stats.report(&format!("cuda {w}x{h}"));
+        if !judge_slopes() {
+            say("under compute-sanitizer: slopes reported, not judged");
+            continue;
+        }
         assert!(
             stats.device_spread <= 2 << 20,
             "device memory moved by {} B",
