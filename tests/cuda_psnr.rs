@@ -291,6 +291,7 @@ fn device_planes_with_odd_pitch_and_alignment() {
                 width: w,
                 height: h,
                 bytes_per_sample: bps,
+                shift: 0,
             });
             buffers.push(dev);
         }
@@ -576,6 +577,7 @@ fn bad_requests_are_errors_not_panics() {
         width: 64,
         height: 64,
         bytes_per_sample: 1,
+        shift: 0,
     };
     // SAFETY: rejected before any device access (null pointer).
     assert!(unsafe { gpu.submit_device(bad, bad) }.is_err());
