@@ -498,7 +498,13 @@ impl GpuAdm {
                 return Err(CudaError::InvalidArgument(format!(
                     "ADM {what} device plane {}x{} with {}-byte samples shifted by {}, \
                      expected {}x{} {}-bit",
-                    p.width, p.height, p.bytes_per_sample, p.shift, self.width, self.height, self.bpc
+                    p.width,
+                    p.height,
+                    p.bytes_per_sample,
+                    p.shift,
+                    self.width,
+                    self.height,
+                    self.bpc
                 )));
             }
         }

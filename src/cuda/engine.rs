@@ -104,6 +104,38 @@ impl DevicePicture {
     }
 }
 
+/// The chroma plane pairs PSNR reads (reference, distorted, interleaved), when both pictures
+/// have chroma: planar chroma is two pairs, interleaved chroma one pair read once for both
+/// components. Layouts and sizes must agree.
+fn chroma_pairs(
+    reference: &DevicePicture,
+    distorted: &DevicePicture,
+) -> CudaResult<Vec<(DevicePlane, DevicePlane, bool)>> {
+    Ok(match (&reference.chroma, &distorted.chroma) {
+        (Some(rc), Some(dc)) if rc.size() != dc.size() => {
+            return Err(CudaError::InvalidArgument(format!(
+                "reference chroma {:?} and distorted chroma {:?} differ in size",
+                rc.size(),
+                dc.size()
+            )));
+        }
+        (Some(DeviceChroma::Planar([ru, rv])), Some(DeviceChroma::Planar([du, dv]))) => {
+            vec![(*ru, *du, false), (*rv, *dv, false)]
+        }
+        (Some(DeviceChroma::Interleaved(rc)), Some(DeviceChroma::Interleaved(dc))) => {
+            vec![(*rc, *dc, true)]
+        }
+        (Some(_), Some(_)) => {
+            return Err(CudaError::InvalidArgument(
+                "reference and distorted chroma differ in layout (planar and interleaved): \
+                 give both pictures the same one"
+                    .into(),
+            ));
+        }
+        _ => Vec::new(),
+    })
+}
+
 /// Every kernel module the engine uses, loaded into one context.
 #[derive(Clone)]
 pub struct GpuKernels {
@@ -422,6 +454,11 @@ impl GpuFeatures {
                 )));
             }
         }
+        let chroma_pairs = if self.psnr.is_some() {
+            chroma_pairs(reference, distorted)?
+        } else {
+            Vec::new()
+        };
         let (r, d) = (&reference.luma, &distorted.luma);
         // The side stream starts after whatever the main stream has queued for this frame (the
         // host staging upload, a session reset).
@@ -445,36 +482,9 @@ impl GpuFeatures {
             // Luma, then the chroma of both pictures when both have it: planar chroma is two
             // plane pairs, interleaved chroma one pair read once for both components.
             let mut pairs = vec![(*r, *d, false)];
-            match (&reference.chroma, &distorted.chroma) {
-                (Some(rc), Some(dc)) if rc.size() != dc.size() => {
-                    return Err(CudaError::InvalidArgument(format!(
-                        "reference chroma {:?} and distorted chroma {:?} differ in size",
-                        rc.size(),
-                        dc.size()
-                    )));
-                }
-                (
-                    Some(DeviceChroma::Planar([ru, rv])),
-                    Some(DeviceChroma::Planar([du, dv])),
-                ) => {
-                    pairs.push((*ru, *du, false));
-                    pairs.push((*rv, *dv, false));
-                }
-                (Some(DeviceChroma::Interleaved(rc)), Some(DeviceChroma::Interleaved(dc))) => {
-                    pairs.push((*rc, *dc, true));
-                }
-                (Some(_), Some(_)) => {
-                    return Err(CudaError::InvalidArgument(
-                        "reference and distorted chroma differ in layout (planar and \
-                         interleaved): give both pictures the same one"
-                            .into(),
-                    ));
-                }
-                _ => {}
-            }
-            if let (Some(c), Some(_)) = (&reference.chroma, &distorted.chroma) {
-                let (cw, ch) = c.size();
-                chroma_pixels = Some(cw * ch);
+            pairs.extend_from_slice(&chroma_pairs);
+            if !chroma_pairs.is_empty() {
+                chroma_pixels = reference.chroma.map(|c| c.size().0 * c.size().1);
             }
             let blocks = psnr.blocks as usize;
             let mut component = 0;
@@ -483,7 +493,9 @@ impl GpuFeatures {
                 let partial = psnr
                     .partial
                     .ptr_at(8 * blocks * (3 * slot + component), 8 * blocks * components)?;
-                let out = psnr.sse.ptr_at(8 * (3 * slot + component), 8 * components)?;
+                let out = psnr
+                    .sse
+                    .ptr_at(8 * (3 * slot + component), 8 * components)?;
                 // SAFETY: planes valid per the caller; partial/out are this slot's slices of
                 // `components` sums each.
                 unsafe {

@@ -389,7 +389,13 @@ impl GpuVif {
                 return Err(CudaError::InvalidArgument(format!(
                     "VIF: {what} device plane {}x{} with {}-byte samples shifted by {}, \
                      expected {}x{} {}-bit",
-                    p.width, p.height, p.bytes_per_sample, p.shift, self.width, self.height, self.bpc
+                    p.width,
+                    p.height,
+                    p.bytes_per_sample,
+                    p.shift,
+                    self.width,
+                    self.height,
+                    self.bpc
                 )));
             }
         }
