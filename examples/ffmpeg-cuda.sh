@@ -11,8 +11,7 @@ ffmpeg -hide_banner \
   -hwaccel cuda -hwaccel_output_format cuda -i "$ref" \
   -lavfi "[0:v][1:v]vmafcuda=backend=cuda:log_fmt=json:log_path=$out" -f null -
 
-# 10-bit sources decode to p010 (MSB-aligned), not read in place yet: add hwdownload,format=p010le
-# before the filter for those.
+# 10-bit sources decode to p010 (MSB-aligned): read in place as well, chroma PSNR included.
 
 # Mixed: a lossless reference decoded on the CPU and uploaded, the distorted decoded on the GPU;
 # both must live in one CUDA device context (hence -hwaccel_device gpu = -filter_hw_device gpu).

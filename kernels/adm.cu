@@ -72,6 +72,8 @@ struct DwtArgs {
     int oob_cols;  // column -1 of the input is not mirrored (output width 2)
     int next_tail_x;   // scratch word index the next level's tail reads (or -1)
     int frame_word_x;  // scratch word index the next frame's scale-0 tail reads (or -1)
+    int ref_shift;     // scale 0, 16-bit pictures: samples are read as stored >> shift (P010: 6)
+    int dis_shift;
     int pad_;
 };
 // state[0]: the frame word (scale 0 tail: low/high int16 halves); state[1 + 2 (s - 1) + c]:
@@ -123,6 +125,20 @@ __device__ __forceinline__ int mirror(int k, int n) {
 // ---------------------------------------------------------------------------------------------
 // DWT
 
+// A stored input value of picture `pic` as the DWT uses it: the pictures' 16-bit samples may be
+// MSB-aligned (P010), shifted down here, where they are loaded (one op per sample); 8-bit
+// samples and the int16/int32 bands of scales 1..3 are used as they are.
+template <typename In>
+struct Stored {
+    __device__ __forceinline__ static int value(const DwtArgs&, int, int v) { return v; }
+};
+template <>
+struct Stored<uint16_t> {
+    __device__ __forceinline__ static int value(const DwtArgs& a, int pic, int v) {
+        return v >> (pic == 0 ? a.ref_shift : a.dis_shift);
+    }
+};
+
 template <typename In>
 __device__ __forceinline__ int load_at(unsigned long long base, unsigned long long pitch, int r,
                                        int c) {
@@ -140,8 +156,9 @@ __device__ __forceinline__ int input(const DwtArgs& a, int pic, int r, int c) {
         return pic == 0 ? reinterpret_cast<const int*>(a.oob_ref)[mc] : 0;
     }
     const int mr = mirror(r, a.h_in);
-    return pic == 0 ? load_at<In>(a.ref, a.ref_pitch, mr, mc)
-                    : load_at<In>(a.dis, a.dis_pitch, mr, mc);
+    return Stored<In>::value(a, pic,
+                             pic == 0 ? load_at<In>(a.ref, a.ref_pitch, mr, mc)
+                                      : load_at<In>(a.dis, a.dis_pitch, mr, mc));
 }
 
 // Vertical pass of four input rows: lo and hi as libvmaf stores them (int16 at scale 0).
@@ -334,7 +351,11 @@ __device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int 
             }
             int e[4][4];  // [input row][column]
 #pragma unroll
-            for (int k = 0; k < 4; ++k) VecOf<In>::unpack(w[k], e[k]);
+            for (int k = 0; k < 4; ++k) {
+                VecOf<In>::unpack(w[k], e[k]);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) e[k][q] = Stored<In>::value(a, pic, e[k][q]);
+            }
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 const int col = 4 * ch + q - 3;
@@ -384,7 +405,7 @@ __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
                         reinterpret_cast<const In*>(base + (unsigned long long)(r0 + r) * pitch);
 #pragma unroll
                     for (int c = threadIdx.x; c < kCols; c += kTx) {
-                        s_in[pic][r][c] = (int)row[c0 + c];
+                        s_in[pic][r][c] = Stored<In>::value(a, pic, (int)row[c0 + c]);
                     }
                 } else {
 #pragma unroll

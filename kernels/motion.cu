@@ -13,7 +13,9 @@
 // libvmaf sums each row in a uint32: no row can wrap because |value| <= 65535 and the host
 // refuses planes wider than 65537 samples.
 // The same launch copies `cur` into `store` (the previous frame of the next call), each block
-// its own tile, so no separate copy pass is needed. The caller ping-pongs prev/store buffers.
+// its own tile, so no separate copy pass is needed; MSB-aligned input (P010) is shifted down as
+// it is read, so `store` and `prev` always hold LSB-aligned samples. The caller ping-pongs
+// prev/store buffers.
 
 #include <stdint.h>
 
@@ -48,11 +50,22 @@ __device__ __forceinline__ T load(const uint8_t* base, size_t pitch, int x, int 
     return reinterpret_cast<const T*>(base + (size_t)y * pitch)[x];
 }
 
+// A sample of the caller's picture: 16-bit storage may be MSB-aligned (P010: shift 6), shifted
+// down on load; 8-bit pictures are never shifted.
+template <typename T>
+__device__ __forceinline__ T load_cur(const uint8_t* base, size_t pitch, int x, int y, int shift) {
+    if constexpr (sizeof(T) == 1) {
+        return load<T>(base, pitch, x, y);
+    } else {
+        return (T)(load<T>(base, pitch, x, y) >> shift);
+    }
+}
+
 template <typename T>
 __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
                             const uint8_t* __restrict__ cur, size_t cur_pitch,
                             uint8_t* __restrict__ store, size_t store_pitch, int width,
-                            int height, int bpc, int compute,
+                            int height, int bpc, int shift, int compute,
                             unsigned long long* __restrict__ acc) {
     __shared__ int diff[kApronH][kApronW];
     __shared__ int vert[kTileH][kApronW];
@@ -67,7 +80,8 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
         const int x = x0 + i % kTileW;
         const int y = y0 + i / kTileW;
         if (x < width && y < height) {
-            reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] = load<T>(cur, cur_pitch, x, y);
+            reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] =
+                load_cur<T>(cur, cur_pitch, x, y, shift);
         }
     }
     if (!compute) return;
@@ -81,7 +95,8 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
         if (x < width + 2 && y < height + 2) {
             const int mx = mirror(x, width);
             const int my = mirror(y, height);
-            v = (int)load<T>(prev, prev_pitch, mx, my) - (int)load<T>(cur, cur_pitch, mx, my);
+            v = (int)load<T>(prev, prev_pitch, mx, my) -
+                (int)load_cur<T>(cur, cur_pitch, mx, my, shift);
         }
         diff[ay][ax] = v;
     }
@@ -127,18 +142,22 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
 using namespace motion;
 
 // Grid: (ceil(width / 64), ceil(height / 16)), 256 threads. `acc` must be zeroed beforehand.
+// `cur` is the caller's picture (16-bit samples read as stored >> shift); `prev` and `store` are
+// ours, LSB-aligned (shift applied when `store` was written).
 extern "C" __global__ void __launch_bounds__(kThreads)
 motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
               size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
-              int height, int bpc, int compute, unsigned long long* __restrict__ acc) {
+              int height, int bpc, int shift, int compute,
+              unsigned long long* __restrict__ acc) {
     motion_tile<uint8_t>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width, height, bpc,
-                         compute, acc);
+                         shift, compute, acc);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads)
 motion_sad_u16(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
                size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
-               int height, int bpc, int compute, unsigned long long* __restrict__ acc) {
+               int height, int bpc, int shift, int compute,
+               unsigned long long* __restrict__ acc) {
     motion_tile<uint16_t>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width, height, bpc,
-                          compute, acc);
+                          shift, compute, acc);
 }

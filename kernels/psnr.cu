@@ -2,9 +2,11 @@
 // libvmaf's integer_psnr.c sums it. The PSNR formula itself runs on the host
 // (features::psnr::psnr_from_sse), so CPU and GPU share one definition of the final double.
 //
-// Planes are read in place: a device pointer, a row pitch in bytes, width and height in samples.
-// Pass 1 (psnr_sse_u8 / psnr_sse_u16): each block sums whole rows (grid-stride over rows) and
-// writes one uint64 to partial[blockIdx.x]; pass 2 (psnr_sum_partials, one block) adds those.
+// Planes are read in place: a device pointer, a row pitch in bytes, width and height in samples;
+// MSB-aligned 16-bit samples (P010) are shifted down as they are loaded, and semi-planar chroma
+// (NV12, P010: one CbCr plane) is read once for both components (the *_cbcr kernels).
+// Pass 1 (psnr_sse_*): each block sums whole rows (grid-stride over rows) and writes one uint64
+// per component to `partial`; pass 2 (psnr_sum_partials, one block) adds those.
 // No atomics: the result does not depend on scheduling (integer sums are exact anyway).
 //
 // Exactness:
@@ -51,89 +53,130 @@ __device__ __forceinline__ uint32_t sq_diff(uint32_t a, uint32_t b) {
     return e * e;
 }
 
-// 8-bit rows: four samples per 32-bit load when both rows are 4-byte aligned, then a scalar tail.
-__device__ __forceinline__ uint32_t row_sse_u8(const uint8_t* __restrict__ r,
-                                               const uint8_t* __restrict__ d, unsigned width,
-                                               bool vec) {
-    uint32_t acc = 0;
-    unsigned x0 = 0;
-    if (vec) {
-        const unsigned n4 = width / 4;
-        const uchar4* r4 = reinterpret_cast<const uchar4*>(r);
-        const uchar4* d4 = reinterpret_cast<const uchar4*>(d);
-        for (unsigned i = threadIdx.x; i < n4; i += kThreads) {
-            const uchar4 a = r4[i];
-            const uchar4 b = d4[i];
-            acc += sq_diff(a.x, b.x) + sq_diff(a.y, b.y) + sq_diff(a.z, b.z) + sq_diff(a.w, b.w);
-        }
-        x0 = n4 * 4;
+// Samples as stored (T: uint8_t or uint16_t) and loaded four at a time (V: uchar4 or ushort4);
+// sq_err: the squared error of one sample pair, in the row accumulator's type. 16-bit samples
+// are shifted right by their picture's shift (MSB-aligned storage such as P010: 6; else 0): one
+// integer op per sample, on the registers, so the values are libvmaf's LSB-aligned ones.
+template <typename T>
+struct Lanes;
+template <>
+struct Lanes<uint8_t> {
+    using V = uchar4;
+    using Acc = uint32_t;  // libvmaf's 8-bit row sum
+    static constexpr size_t kAlign = 4;
+    __device__ __forceinline__ static Acc sq_err(uint8_t r, uint8_t d, unsigned, unsigned) {
+        return sq_diff(r, d);
     }
-    for (unsigned x = x0 + threadIdx.x; x < width; x += kThreads) {
-        acc += sq_diff(r[x], d[x]);
+};
+template <>
+struct Lanes<uint16_t> {
+    using V = ushort4;
+    using Acc = unsigned long long;
+    static constexpr size_t kAlign = 8;
+    __device__ __forceinline__ static Acc sq_err(uint16_t r, uint16_t d, unsigned ref_shift,
+                                                 unsigned dis_shift) {
+        return sq_diff((uint32_t)r >> ref_shift, (uint32_t)d >> dis_shift);
     }
-    return acc;
-}
+};
 
-// 16-bit rows: four samples per 64-bit load when both rows are 8-byte aligned.
-__device__ __forceinline__ unsigned long long row_sse_u16(const uint16_t* __restrict__ r,
-                                                          const uint16_t* __restrict__ d,
-                                                          unsigned width, bool vec) {
-    unsigned long long acc = 0;
+// One row of C interleaved components (C = 1: a plane; C = 2: CbCr pairs, Cb first), `width`
+// pixels: adds component c's squared errors to acc[c]. Four samples per vector load when both
+// rows are aligned (4 % C == 0, so lane k always holds component k % C), then a scalar tail.
+template <typename T, int C>
+__device__ __forceinline__ void row_sse(const T* __restrict__ r, const T* __restrict__ d,
+                                        unsigned width, bool vec, unsigned ref_shift,
+                                        unsigned dis_shift, typename Lanes<T>::Acc acc[C]) {
+    using L = Lanes<T>;
+    using V = typename L::V;
+    const unsigned samples = width * C;
     unsigned x0 = 0;
     if (vec) {
-        const unsigned n4 = width / 4;
-        const ushort4* r4 = reinterpret_cast<const ushort4*>(r);
-        const ushort4* d4 = reinterpret_cast<const ushort4*>(d);
+        const unsigned n4 = samples / 4;
+        const V* r4 = reinterpret_cast<const V*>(r);
+        const V* d4 = reinterpret_cast<const V*>(d);
         for (unsigned i = threadIdx.x; i < n4; i += kThreads) {
-            const ushort4 a = r4[i];
-            const ushort4 b = d4[i];
-            acc += (unsigned long long)sq_diff(a.x, b.x) + sq_diff(a.y, b.y);
-            acc += (unsigned long long)sq_diff(a.z, b.z) + sq_diff(a.w, b.w);
+            const V a = r4[i];
+            const V b = d4[i];
+            acc[0 % C] += L::sq_err(a.x, b.x, ref_shift, dis_shift);
+            acc[1 % C] += L::sq_err(a.y, b.y, ref_shift, dis_shift);
+            acc[2 % C] += L::sq_err(a.z, b.z, ref_shift, dis_shift);
+            acc[3 % C] += L::sq_err(a.w, b.w, ref_shift, dis_shift);
         }
         x0 = n4 * 4;
     }
-    for (unsigned x = x0 + threadIdx.x; x < width; x += kThreads) {
-        acc += sq_diff(r[x], d[x]);
+    for (unsigned x = x0 + threadIdx.x; x < samples; x += kThreads) {
+        acc[x % C] += L::sq_err(r[x], d[x], ref_shift, dis_shift);
     }
-    return acc;
 }
 
 __device__ __forceinline__ bool aligned(const void* p, size_t pitch, size_t to) {
     return ((reinterpret_cast<uintptr_t>(p) | pitch) & (to - 1)) == 0;
 }
 
-}  // namespace psnr
-using namespace psnr;
-
-extern "C" __global__ void __launch_bounds__(kThreads)
-psnr_sse_u8(const uint8_t* __restrict__ ref, size_t ref_pitch, const uint8_t* __restrict__ dis,
-            size_t dis_pitch, unsigned width, unsigned height,
-            unsigned long long* __restrict__ partial) {
-    const bool vec = aligned(ref, ref_pitch, 4) && aligned(dis, dis_pitch, 4);
-    unsigned long long acc = 0;
+// Pass 1 for C components: component c's block sum goes to partial[c * gridDim.x + blockIdx.x].
+// Every row sum (8-bit: uint32, as libvmaf) is widened before it joins the block's total.
+template <typename T, int C>
+__device__ __forceinline__ void sse_rows(const uint8_t* __restrict__ ref, size_t ref_pitch,
+                                         const uint8_t* __restrict__ dis, size_t dis_pitch,
+                                         unsigned width, unsigned height, unsigned ref_shift,
+                                         unsigned dis_shift,
+                                         unsigned long long* __restrict__ partial) {
+    using L = Lanes<T>;
+    const bool vec = aligned(ref, ref_pitch, L::kAlign) && aligned(dis, dis_pitch, L::kAlign);
+    unsigned long long total[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) total[c] = 0;
     for (unsigned y = blockIdx.x; y < height; y += gridDim.x) {
-        acc += row_sse_u8(ref + y * ref_pitch, dis + y * dis_pitch, width, vec);
+        typename L::Acc acc[C];
+#pragma unroll
+        for (int c = 0; c < C; ++c) acc[c] = 0;
+        row_sse<T, C>(reinterpret_cast<const T*>(ref + y * ref_pitch),
+                      reinterpret_cast<const T*>(dis + y * dis_pitch), width, vec, ref_shift,
+                      dis_shift, acc);
+#pragma unroll
+        for (int c = 0; c < C; ++c) total[c] += acc[c];
     }
-    acc = block_sum(acc);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = acc;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const unsigned long long s = block_sum(total[c]);
+        if (threadIdx.x == 0) {
+            partial[c * gridDim.x + blockIdx.x] = s;
+        }
+        // block_sum's shared scratch is reused by the next component.
+        if (C > 1) __syncthreads();
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads)
-psnr_sse_u16(const uint8_t* __restrict__ ref, size_t ref_pitch, const uint8_t* __restrict__ dis,
-             size_t dis_pitch, unsigned width, unsigned height,
-             unsigned long long* __restrict__ partial) {
-    const bool vec = aligned(ref, ref_pitch, 8) && aligned(dis, dis_pitch, 8);
-    unsigned long long acc = 0;
-    for (unsigned y = blockIdx.x; y < height; y += gridDim.x) {
-        acc += row_sse_u16(reinterpret_cast<const uint16_t*>(ref + y * ref_pitch),
-                           reinterpret_cast<const uint16_t*>(dis + y * dis_pitch), width, vec);
-    }
-    acc = block_sum(acc);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = acc;
-    }
+}  // namespace psnr
+using namespace psnr;
+
+// Planes: pointer, row pitch in bytes, width and height in pixels. ref_shift, dis_shift: 16-bit
+// samples are read as stored >> shift (ignored by the 8-bit kernels). *_cbcr: one interleaved
+// CbCr plane (NV12, P010), `width` pairs per row; Cb's partial sums go to partial[0 ..
+// gridDim.x), Cr's to partial[gridDim.x .. 2 gridDim.x).
+#define PSNR_SSE_PARAMS                                                                          \
+    const uint8_t *__restrict__ ref, size_t ref_pitch, const uint8_t *__restrict__ dis,           \
+        size_t dis_pitch, unsigned width, unsigned height, unsigned ref_shift, unsigned dis_shift, \
+        unsigned long long *__restrict__ partial
+
+extern "C" __global__ void __launch_bounds__(kThreads) psnr_sse_u8(PSNR_SSE_PARAMS) {
+    sse_rows<uint8_t, 1>(ref, ref_pitch, dis, dis_pitch, width, height, ref_shift, dis_shift,
+                          partial);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) psnr_sse_u16(PSNR_SSE_PARAMS) {
+    sse_rows<uint16_t, 1>(ref, ref_pitch, dis, dis_pitch, width, height, ref_shift, dis_shift,
+                          partial);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) psnr_sse_u8_cbcr(PSNR_SSE_PARAMS) {
+    sse_rows<uint8_t, 2>(ref, ref_pitch, dis, dis_pitch, width, height, ref_shift, dis_shift,
+                          partial);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) psnr_sse_u16_cbcr(PSNR_SSE_PARAMS) {
+    sse_rows<uint16_t, 2>(ref, ref_pitch, dis, dis_pitch, width, height, ref_shift, dis_shift,
+                          partial);
 }
 
 // One block: out[0] = sum of partial[0..n).

@@ -288,12 +288,16 @@ __device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint
 //   kNarrow: 8-bit scale 0 (second moments unshifted, uint32 sums).
 //   sh_mu / sh_sq: shifts after the vertical pass (scale 0: bpc and 2 * (bpc - 8); above: 16).
 //   sh_dec: shift after the decimation's vertical pass (scale 0: bpc; above: 16).
+//   ref_shift / dis_shift: 16-bit input is read as stored >> shift (MSB-aligned pictures such as
+//   P010: 6; else 0): applied as the tile is loaded, so everything after sees libvmaf's
+//   LSB-aligned samples.
 template <int S, typename In, bool kNarrow, bool kDecimate, int kTileW, int kTileH, int kRows,
           int P>
 __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_t ref_pitch,
                                           const uint8_t* __restrict__ dis, size_t dis_pitch,
                                           int w, int h, int sh_mu, int sh_sq, int sh_dec,
-                                          double gain_limit, const uint16_t* __restrict__ table,
+                                          int ref_shift, int dis_shift, double gain_limit,
+                                          const uint16_t* __restrict__ table,
                                           uint16_t* __restrict__ next_ref,
                                           uint16_t* __restrict__ next_dis,
                                           unsigned long long* __restrict__ state) {
@@ -333,6 +337,9 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     {
         constexpr int kQuads = kInW / 4;
         constexpr uintptr_t kVecBytes = 4 * sizeof(In);
+        // The shift of two 16-bit lanes of a word at once: (word >> shift) & lane mask.
+        const uint32_t ref_mask = (0xffffu >> ref_shift) * 0x00010001u;
+        const uint32_t dis_mask = (0xffffu >> dis_shift) * 0x00010001u;
         const bool vec_ok = kHalf % 4 == 0 &&
                             (((uintptr_t)ref | (uintptr_t)dis | (uintptr_t)ref_pitch |
                               (uintptr_t)dis_pitch) &
@@ -354,6 +361,10 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 } else {
                     qr = *reinterpret_cast<const uint2*>(ref_row + 2 * (size_t)xs);
                     qd = *reinterpret_cast<const uint2*>(dis_row + 2 * (size_t)xs);
+                    qr.x = (qr.x >> ref_shift) & ref_mask;
+                    qr.y = (qr.y >> ref_shift) & ref_mask;
+                    qd.x = (qd.x >> dis_shift) & dis_mask;
+                    qd.y = (qd.y >> dis_shift) & dis_mask;
                 }
             } else {
                 uint32_t vr[4], vd[4];
@@ -362,6 +373,10 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                     const int x = mirror(xs + j, w);
                     vr[j] = reinterpret_cast<const In*>(ref_row)[x];
                     vd[j] = reinterpret_cast<const In*>(dis_row)[x];
+                    if constexpr (sizeof(In) == 2) {
+                        vr[j] >>= ref_shift;
+                        vd[j] >>= dis_shift;
+                    }
                 }
                 qr = make_uint2(vr[0] | (vr[1] << 16), vr[2] | (vr[3] << 16));
                 qd = make_uint2(vd[0] | (vd[1] << 16), vd[2] | (vd[3] << 16));
@@ -497,75 +512,77 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
 }  // namespace vif
 using namespace vif;
 
-// Every scale kernel has this signature. Planes: pointer, pitch in bytes; next_ref/next_dis
-// receive the next scale's planes, (w / 2) x (h / 2) uint16 samples, rows packed (unused by
-// scale 3); state: 33 u64 (16 accumulators, zero before a frame's scale 0 and left zero after
-// its scale 3; 16 published sums, 4 per scale, written by scale 3; the block counter, zero
-// likewise). Scales 0 and 1: 256 threads, a (ceil(w / 64), ceil(h / 16)) grid; scales 2 and 3:
-// 64 threads, a (ceil(w / 32), ceil(h / 8)) grid; every *_fine kernel: 256 threads, a
-// (ceil(w / 32), ceil(h / 8)) grid.
+// Every scale kernel has this signature. Planes: pointer, pitch in bytes; ref_shift, dis_shift:
+// scale 0 of 16-bit pictures reads samples as stored >> shift (MSB-aligned storage; the other
+// kernels ignore them); next_ref/next_dis receive the next scale's planes, (w / 2) x (h / 2)
+// uint16 samples, rows packed (unused by scale 3); state: 33 u64 (16 accumulators, zero before a
+// frame's scale 0 and left zero after its scale 3; 16 published sums, 4 per scale, written by
+// scale 3; the block counter, zero likewise). Scales 0 and 1: 256 threads, a (ceil(w / 64),
+// ceil(h / 16)) grid; scales 2 and 3: 64 threads, a (ceil(w / 32), ceil(h / 8)) grid; every
+// *_fine kernel: 256 threads, a (ceil(w / 32), ceil(h / 8)) grid.
 #define VIF_SCALE_PARAMS                                                                         \
     const uint8_t *__restrict__ ref, size_t ref_pitch, const uint8_t *__restrict__ dis,           \
-        size_t dis_pitch, unsigned width, unsigned height, unsigned bpc, double gain_limit,       \
-        const uint16_t *__restrict__ table, uint16_t *__restrict__ next_ref,                     \
+        size_t dis_pitch, unsigned width, unsigned height, unsigned bpc, unsigned ref_shift,      \
+        unsigned dis_shift, double gain_limit, const uint16_t *__restrict__ table,                \
+        uint16_t *__restrict__ next_ref,                                                         \
         uint16_t *__restrict__ next_dis, unsigned long long *__restrict__ state
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8(VIF_SCALE_PARAMS) {
     vif_scale<0, uint8_t, true, true, kBigW, kBigH, 4, 4>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u16(VIF_SCALE_PARAMS) {
     vif_scale<0, uint16_t, false, true, kBigW, kBigH, 4, 4>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc, gain_limit, table,
-        next_ref, next_dis, state);
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc,
+        (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale1(VIF_SCALE_PARAMS) {
     vif_scale<1, uint16_t, false, true, kBigW, kBigH, 4, 4>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kSmallThreads) vif_scale2(VIF_SCALE_PARAMS) {
     vif_scale<2, uint16_t, false, true, kSmallW, kSmallH, 4, 4>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kSmallThreads) vif_scale3(VIF_SCALE_PARAMS) {
     vif_scale<3, uint16_t, false, false, kSmallW, kSmallH, 4, 4>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale0_u8_fine(VIF_SCALE_PARAMS) {
     vif_scale<0, uint8_t, true, true, kSmallW, kSmallH, 2, 1>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale0_u16_fine(VIF_SCALE_PARAMS) {
     vif_scale<0, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc, gain_limit, table,
-        next_ref, next_dis, state);
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc,
+        (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale1_fine(VIF_SCALE_PARAMS) {
     vif_scale<1, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale2_fine(VIF_SCALE_PARAMS) {
     vif_scale<2, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
 extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale3_fine(VIF_SCALE_PARAMS) {
     vif_scale<3, uint16_t, false, false, kSmallW, kSmallH, 2, 1>(
-        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, gain_limit, table,
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }

@@ -47,17 +47,18 @@ run() {
   gst-inspect-1.0 vmafcuda >"$out/inspect.txt" 2>&1 || true
   gst-inspect-1.0 nvh264dec >/dev/null 2>&1 || echo "nvh264dec missing" >&2
 
-  pipeline() { # name, extra element properties, reference branch tail
-    local name=$1 props=$2 refconv=$3
+  pipeline() { # name, extra element properties, reference branch tail[, distorted branch tail]
+    local name=$1 props=$2 refconv=$3 distconv=${4:-}
     local t0 t1 rc=0
     t0=$(date +%s%N)
     GST_DEBUG=vmafcuda:5 gst-launch-1.0 -m -v vmafcuda name=v $props results-filename="$out/$name.json" ! fakesink \
       filesrc location=$d/ref.y4m ! y4mdec ! $refconv ! v.ref_sink \
-      filesrc location=$d/dist.mp4 ! qtdemux ! h264parse ! nvh264dec ! v.dist_sink \
+      filesrc location=$d/dist.mp4 ! qtdemux ! h264parse ! nvh264dec ${distconv:+! $distconv} ! v.dist_sink \
       >"$out/$name.log" 2>&1 || rc=$?
     t1=$(date +%s%N)
     local inplace
     inplace=$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/$name.log" | grep -oE "[0-9]+$" | tail -1)
+    echo "${inplace:-0}" >"$out/$name.inplace"
     rows+=("$(printf '%-28s rc=%s %6sms frames in place: %s' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${inplace:-?}")")
   }
   # Reference uploaded by cudaupload, distorted decoded by NVDEC: both in CUDA memory.
@@ -65,6 +66,15 @@ run() {
   pipeline cuda_shots "backend=cuda shot-boundaries=0,14,36,46" "cudaupload ! video/x-raw(memory:CUDAMemory)"
   # Same frames, scored on the CPU (CUDA memory mapped to system memory).
   pipeline cpu_whole "backend=cpu" "cudaupload ! video/x-raw(memory:CUDAMemory)"
+  # psnr on NV12 CUDA memory (interleaved chroma, both pads), and P010 (MSB-aligned 10-bit,
+  # converted on the GPU): read in place, equal to the CPU path on the same frames.
+  local nv12="videoconvert ! video/x-raw,format=NV12 ! cudaupload ! video/x-raw(memory:CUDAMemory)"
+  local p010="videoconvert ! video/x-raw,format=P010_10LE ! cudaupload ! video/x-raw(memory:CUDAMemory),format=P010_10LE"
+  local p010_dist="cudaconvert ! video/x-raw(memory:CUDAMemory),format=P010_10LE"
+  pipeline cuda_nv12_psnr "backend=cuda psnr=true" "$nv12"
+  pipeline cpu_nv12_psnr "backend=cpu psnr=true" "$nv12"
+  pipeline cuda_p010_psnr "backend=cuda psnr=true" "$p010" "$p010_dist"
+  pipeline cpu_p010_psnr "backend=cpu psnr=true" "$p010" "$p010_dist"
 
   # Eight elements in one pipeline on one GstCudaContext, fed by tees of the same two streams.
   local multi=() rc=0
@@ -103,6 +113,16 @@ ok &= compare("element CUDA whole clip vs libvmaf", cuda, frames(f"{d}/whole.jso
 shots = frames(f"{out}/cuda_shots.json")
 for k, start in enumerate([0, 14, 36, 46]):
     ok &= compare(f"element CUDA shot {k} vs fresh libvmaf run", shots, frames(f"{d}/shot{k}.json"), start) <= 1e-9
+for fmt in ["nv12_psnr", "p010_psnr"]:
+    g, c = frames(f"{out}/cuda_{fmt}.json"), frames(f"{out}/cpu_{fmt}.json")
+    same = len(g) == len(c) == 64 and all(a["metrics"] == b["metrics"] for a, b in zip(g, c))
+    same &= all("psnr_cb" in f["metrics"] for f in g)
+    inplace = int(open(f"{out}/cuda_{fmt}.inplace").read())
+    print(f"{fmt}: element CUDA == element CPU, bit for bit, chroma PSNR included: {same}; "
+          f"{inplace} of {len(g)} frame pairs read in place")
+    ok &= same and inplace == len(g)
+ok &= compare("element CUDA NV12 + psnr vs libvmaf", frames(f"{out}/cuda_nv12_psnr.json"),
+              frames(f"{d}/whole.json")) <= 1e-9
 for i in range(8):
     m = frames(f"{out}/multi{i}.json")
     same = len(m) == len(cuda) and all(a["metrics"] == b["metrics"] for a, b in zip(m, cuda))

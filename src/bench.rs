@@ -94,20 +94,30 @@ pub fn cuda_host_fps(spec: &BenchSpec) -> Result<f64> {
 }
 
 /// Frames per second of the CUDA path on frames already in device memory (read in place),
-/// submitted without waiting (the GPU works on one frame while the next is queued).
-pub fn cuda_device_fps(spec: &BenchSpec) -> Result<f64> {
+/// submitted without waiting (the GPU works on one frame while the next is queued). With
+/// `msb_aligned` (9..15-bit only), the samples are stored MSB-aligned, as P010 stores them,
+/// and the kernels shift them as they load them.
+pub fn cuda_device_fps(spec: &BenchSpec, msb_aligned: bool) -> Result<f64> {
     let backend = |e: cuda::CudaError| Error::Backend(format!("CUDA: {e}"));
     cuda::probe().map_err(backend)?;
     let ctx = cuda::Context::primary(0).map_err(backend)?;
     let stream = cuda::Stream::new(&ctx).map_err(backend)?;
     let bps = if spec.bpc == 8 { 1 } else { 2 };
+    let shift = if msb_aligned && bps == 2 {
+        16 - spec.bpc
+    } else {
+        0
+    };
     let mut planes = Vec::new();
     for (r, d) in spec.pairs() {
         let up = |p: &Picture| -> cuda::CudaResult<cuda::DevicePlaneBuf> {
             let mut buf = cuda::DevicePlaneBuf::new(&ctx, spec.width, spec.height, bps)?;
             match &p.luma.data {
                 crate::frame::SampleBuf::U8(v) => buf.upload(v, spec.width, &stream)?,
-                crate::frame::SampleBuf::U16(v) => buf.upload(v, spec.width, &stream)?,
+                crate::frame::SampleBuf::U16(v) => {
+                    let stored: Vec<u16> = v.iter().map(|&s| s << shift).collect();
+                    buf.upload(&stored, spec.width, &stream)?
+                }
             }
             Ok(buf)
         };
@@ -117,7 +127,7 @@ pub fn cuda_device_fps(spec: &BenchSpec) -> Result<f64> {
         .iter()
         .map(|(r, d)| {
             let pic = |p: &cuda::DevicePlaneBuf| cuda::DevicePicture {
-                luma: p.plane(),
+                luma: cuda::DevicePlane { shift, ..p.plane() },
                 chroma: None,
                 bpc: spec.bpc,
             };

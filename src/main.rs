@@ -519,9 +519,16 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             let fps = median(runs, || bench::cuda_host_fps(&spec).map_err(Failure::from))?;
             row("cuda host", spec.frames, fps, cpu_fps);
             let fps = median(runs, || {
-                bench::cuda_device_fps(&spec).map_err(Failure::from)
+                bench::cuda_device_fps(&spec, false).map_err(Failure::from)
             })?;
             row("cuda device", spec.frames, fps, cpu_fps);
+            if (9..16).contains(&spec.bpc) {
+                // MSB-aligned storage (P010-style), shifted by the kernels as they load.
+                let fps = median(runs, || {
+                    bench::cuda_device_fps(&spec, true).map_err(Failure::from)
+                })?;
+                row("cuda dev msb", spec.frames, fps, cpu_fps);
+            }
         }
     }
     Ok(())

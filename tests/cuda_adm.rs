@@ -97,6 +97,7 @@ impl DevPlane {
             width: w,
             height: h,
             bytes_per_sample: bps,
+            shift: 0,
         };
         DevPlane { _buf: buf, plane }
     }

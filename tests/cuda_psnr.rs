@@ -291,6 +291,7 @@ fn device_planes_with_odd_pitch_and_alignment() {
                 width: w,
                 height: h,
                 bytes_per_sample: bps,
+                shift: 0,
             });
             buffers.push(dev);
         }
@@ -327,6 +328,69 @@ fn device_planes_with_odd_pitch_and_alignment() {
             unsafe { cuda::psnr::psnr_device(&ctx, planes[0], planes[1], bpc) }.expect("psnr");
         assert_eq!(got.sse, f.sse(), "{w}x{h} {bpc}-bit");
         assert_eq!(got.psnr.to_bits(), f.cpu_psnr().to_bits());
+    }
+    drop(stream);
+    drop(ctx);
+    assert_no_live_resources("after teardown");
+}
+
+/// MSB-aligned 16-bit planes (P010: value << 6, P016-style 12-bit: << 4) give the SSE of their
+/// values: the kernel shifts each sample as it loads it, on the vector path (aligned rows) and
+/// the scalar one (odd pitch, 2-mod-8 start), with junk in the low bits it must drop; the
+/// reference and the distorted may be stored differently.
+#[test]
+fn msb_aligned_planes_give_the_sse_of_their_values() {
+    let Some(_gpu) = gpu() else { return };
+    let ctx = Context::primary(0).expect("context");
+    let stream = Stream::new(&ctx).expect("stream");
+    for (bpc, (w, h), misaligned) in [
+        (10, (1920, 36), false),
+        (10, (1921, 37), true),
+        (12, (13, 11), true),
+        (12, (64, 8), false),
+    ] {
+        let f = PlanePair::new(w, h, bpc, 40, 11 + bpc as u64);
+        let shift = 16 - bpc;
+        let (pitch, offset) = if misaligned {
+            (2 * w + 6, 2)
+        } else {
+            (2 * w + 64, 0)
+        };
+        let upload = |buf: &Buf, shift: u32| -> (DeviceBuffer, DevicePlane) {
+            let Buf::U16(v) = buf else {
+                panic!("16-bit pair")
+            };
+            let mut bytes = vec![0xffu8; offset + pitch * h];
+            for y in 0..h {
+                for x in 0..w {
+                    // Low bits below the value are junk, as a producer may leave them.
+                    let junk = ((x + y) as u16) & ((1u16 << shift) - 1);
+                    let stored = (v[y * f.stride + x] << shift) | junk;
+                    let at = offset + y * pitch + 2 * x;
+                    bytes[at..at + 2].copy_from_slice(&stored.to_le_bytes());
+                }
+            }
+            let mut dev = DeviceBuffer::new(&ctx, bytes.len()).expect("buffer");
+            dev.upload(&bytes, &stream).expect("upload");
+            let plane = DevicePlane {
+                ptr: dev.ptr() + offset as u64,
+                pitch,
+                width: w,
+                height: h,
+                bytes_per_sample: 2,
+                shift,
+            };
+            (dev, plane)
+        };
+        for (rs, ds) in [(shift, shift), (shift, 0), (0, shift)] {
+            let (_rb, r) = upload(&f.reference, rs);
+            let (_db, d) = upload(&f.distorted, ds);
+            // SAFETY: our buffers, complete (upload synchronises), alive until after the call.
+            let got = unsafe { cuda::psnr::psnr_device(&ctx, r, d, bpc) }.expect("psnr");
+            let label = format!("{w}x{h} {bpc}-bit, shifts {rs}/{ds}");
+            assert_eq!(got.sse, f.sse(), "{label}");
+            assert_eq!(got.psnr.to_bits(), f.cpu_psnr().to_bits(), "{label}");
+        }
     }
     drop(stream);
     drop(ctx);
@@ -576,6 +640,7 @@ fn bad_requests_are_errors_not_panics() {
         width: 64,
         height: 64,
         bytes_per_sample: 1,
+        shift: 0,
     };
     // SAFETY: rejected before any device access (null pointer).
     assert!(unsafe { gpu.submit_device(bad, bad) }.is_err());

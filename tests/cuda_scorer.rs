@@ -11,7 +11,9 @@ mod common;
 use common::gpu::gpu;
 
 use serde_json::Value;
-use vmafcuda::cuda::{self, DevicePicture, DevicePlaneBuf};
+use vmafcuda::cuda::{
+    self, DeviceBuffer, DeviceChroma, DevicePicture, DevicePlane, DevicePlaneBuf,
+};
 use vmafcuda::frame::{Picture, SampleBuf};
 use vmafcuda::model::Model;
 use vmafcuda::report::Report;
@@ -230,7 +232,7 @@ fn device_picture(ctx: &cuda::Context, p: &Picture) -> (Vec<DevicePlaneBuf>, Dev
     let luma = view(&bufs[0], p.luma.width);
     let chroma = (bufs.len() == 3).then(|| {
         let w = p.chroma[0].width;
-        [view(&bufs[1], w), view(&bufs[2], w)]
+        DeviceChroma::Planar([view(&bufs[1], w), view(&bufs[2], w)])
     });
     let pic = DevicePicture {
         luma,
@@ -271,16 +273,14 @@ fn device_frames_read_in_place_equal_host_frames() {
             let (rb, mut rp) = device_picture(&ctx, r);
             let (db, mut dp) = device_picture(&ctx, d);
             let rv = r.view();
-            if let (Some(c), Some([u, _])) = (rp.chroma.as_mut(), rv.chroma) {
-                for plane in c.iter_mut() {
-                    plane.width = u.width;
-                    plane.height = u.height;
-                }
-            }
-            if let (Some(c), Some([u, _])) = (dp.chroma.as_mut(), rv.chroma) {
-                for plane in c.iter_mut() {
-                    plane.width = u.width;
-                    plane.height = u.height;
+            for pic in [&mut rp, &mut dp] {
+                if let (Some(DeviceChroma::Planar(c)), Some([u, _])) =
+                    (pic.chroma.as_mut(), rv.chroma)
+                {
+                    for plane in c.iter_mut() {
+                        plane.width = u.width;
+                        plane.height = u.height;
+                    }
                 }
             }
             // SAFETY: our own planes, alive until after push_device returned.
@@ -297,6 +297,392 @@ fn device_frames_read_in_place_equal_host_frames() {
         "{:?}",
         cuda::live_resources()
     );
+}
+
+/// How a test lays a picture out in device memory, as a decoder or an upload element would.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    name: &'static str,
+    /// 16-bit samples stored shifted left by this many bits (P010: 6); 0 for LSB-aligned.
+    shift: u32,
+    /// Chroma as one plane of CbCr pairs (NV12, P010) instead of two planes.
+    interleaved: bool,
+    /// Bytes of padding after every row (filled with junk the kernels must not read).
+    pad: usize,
+    /// Bytes from the allocation's start to the first sample: not a multiple of 8 takes the
+    /// kernels off their vector loads.
+    offset: usize,
+}
+
+const I420: Layout = Layout {
+    name: "planar",
+    shift: 0,
+    interleaved: false,
+    pad: 64,
+    offset: 0,
+};
+const NV12: Layout = Layout {
+    name: "nv12",
+    interleaved: true,
+    ..I420
+};
+const P010: Layout = Layout {
+    name: "p010",
+    shift: 6,
+    interleaved: true,
+    pad: 128,
+    offset: 0,
+};
+
+/// One plane's rows as stored bytes: samples (16-bit ones shifted left by `shift`), pairs of
+/// `components` planes interleaved sample by sample.
+fn stored_rows(planes: &[&vmafcuda::frame::PlaneBuf], shift: u32) -> Vec<Vec<u8>> {
+    let (w, h) = (planes[0].width, planes[0].height);
+    (0..h)
+        .map(|y| {
+            let mut row = Vec::new();
+            for x in 0..w {
+                for p in planes {
+                    match &p.data {
+                        SampleBuf::U8(v) => row.push(v[y * w + x]),
+                        SampleBuf::U16(v) => {
+                            row.extend_from_slice(&(v[y * w + x] << shift).to_le_bytes())
+                        }
+                    }
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+/// A device allocation holding `rows` at a pitch of the row plus `pad` bytes, starting
+/// `offset` bytes in; every byte around the rows is junk. Returns the buffer, the first row's
+/// address and the pitch.
+fn upload_rows(
+    ctx: &cuda::Context,
+    rows: &[Vec<u8>],
+    pad: usize,
+    offset: usize,
+) -> (DeviceBuffer, u64, usize) {
+    let pitch = rows[0].len() + pad;
+    let mut bytes = vec![0xa5u8; offset + pitch * rows.len() + pad];
+    for (y, row) in rows.iter().enumerate() {
+        let at = offset + y * pitch;
+        bytes[at..at + row.len()].copy_from_slice(row);
+    }
+    let stream = cuda::Stream::new(ctx).expect("stream");
+    let mut buf = DeviceBuffer::new(ctx, bytes.len()).expect("device buffer");
+    buf.upload(&bytes, &stream).expect("upload");
+    let ptr = buf.ptr() + offset as u64;
+    (buf, ptr, pitch)
+}
+
+/// A picture in device memory in `layout`, chroma (if any) viewed at libvmaf's PSNR size
+/// (floor(w/2) x floor(h/2)) of the stored (rounded-up) planes, as adapters describe frames.
+fn device_picture_in(
+    ctx: &cuda::Context,
+    p: &Picture,
+    layout: Layout,
+) -> (Vec<DeviceBuffer>, DevicePicture) {
+    let bps = if p.bpc() == 8 { 1 } else { 2 };
+    let shift = if bps == 2 { layout.shift } else { 0 };
+    let plane = |(ptr, pitch): (u64, usize), width, height| DevicePlane {
+        ptr,
+        pitch,
+        width,
+        height,
+        bytes_per_sample: bps,
+        shift,
+    };
+    let mut bufs = Vec::new();
+    let mut put = |planes: &[&vmafcuda::frame::PlaneBuf]| {
+        let (buf, ptr, pitch) =
+            upload_rows(ctx, &stored_rows(planes, shift), layout.pad, layout.offset);
+        bufs.push(buf);
+        (ptr, pitch)
+    };
+    let luma = plane(put(&[&p.luma]), p.width(), p.height());
+    let size = p.format.vmaf_chroma_size(p.width(), p.height());
+    let chroma = match (size, p.chroma.as_slice()) {
+        (Some((cw, ch)), [u, v]) if cw > 0 && ch > 0 => Some(if layout.interleaved {
+            DeviceChroma::Interleaved(plane(put(&[u, v]), cw, ch))
+        } else {
+            DeviceChroma::Planar([plane(put(&[u]), cw, ch), plane(put(&[v]), cw, ch)])
+        }),
+        _ => None,
+    };
+    let pic = DevicePicture {
+        luma,
+        chroma,
+        bpc: p.bpc(),
+    };
+    (bufs, pic)
+}
+
+/// The pictures at `bpc` bits: 8-bit samples scaled up (`<< (bpc - 8)`), deeper ones as they
+/// are. Gives odd-sized high-bit-depth content from the 8-bit corpus.
+fn at_depth(pictures: &[Picture], bpc: u32) -> Vec<Picture> {
+    let deepen = |p: &vmafcuda::frame::PlaneBuf| match &p.data {
+        SampleBuf::U8(v) if bpc > 8 => vmafcuda::frame::PlaneBuf {
+            data: SampleBuf::U16(v.iter().map(|&s| u16::from(s) << (bpc - 8)).collect()),
+            bpc,
+            ..p.clone()
+        },
+        _ => p.clone(),
+    };
+    pictures
+        .iter()
+        .map(|p| Picture {
+            luma: deepen(&p.luma),
+            chroma: p.chroma.iter().map(deepen).collect(),
+            format: p.format,
+        })
+        .collect()
+}
+
+/// Scores the pairs from device memory in the given layouts (reference, distorted), PSNR on,
+/// with a shot boundary, and checks the report against the CPU engine's on the same samples,
+/// bit for bit; and against libvmaf's JSON (`libvmaf`, where the clip is whole).
+fn assert_layouts_score_like_cpu(
+    label: &str,
+    refs: &[Picture],
+    dists: &[Picture],
+    layouts: (Layout, Layout),
+    libvmaf: Option<&str>,
+) {
+    let shots = [0, refs.len() / 2];
+    let cpu = score(refs, dists, "vmaf_v0.6.1", &shots, BackendRequest::Cpu);
+    let ctx = cuda::Context::primary(0).expect("ctx");
+    let mut s = Scorer::with_backend(
+        config("vmaf_v0.6.1", &shots),
+        geometry(&refs[0]),
+        BackendRequest::CudaContext(ctx.clone()),
+    )
+    .expect("scorer");
+    assert_eq!(s.backend(), BackendKind::Cuda);
+    for (r, d) in refs.iter().zip(dists) {
+        let (rb, rp) = device_picture_in(&ctx, r, layouts.0);
+        let (db, dp) = device_picture_in(&ctx, d, layouts.1);
+        // SAFETY: our own planes, alive until after push_device returned.
+        unsafe { s.push_device(&rp, &dp) }.expect("push_device");
+        drop((rb, db));
+    }
+    let gpu = s.finish();
+    let label = format!(
+        "{label} ({} / {}, {} frames)",
+        layouts.0.name,
+        layouts.1.name,
+        refs.len()
+    );
+    assert!(
+        gpu.frames[0].get("psnr_cb").is_some(),
+        "{label}: chroma PSNR missing"
+    );
+    assert_identical(&label, &gpu, &cpu);
+    let whole = libvmaf.is_some_and(|rel| {
+        // libvmaf ran without shots: compare a shot-less run of the same frames.
+        let plain = score(refs, dists, "vmaf_v0.6.1", &[], BackendRequest::Cpu);
+        let mut s = Scorer::with_backend(
+            config("vmaf_v0.6.1", &[]),
+            geometry(&refs[0]),
+            BackendRequest::CudaContext(ctx.clone()),
+        )
+        .expect("scorer");
+        for (r, d) in refs.iter().zip(dists) {
+            let (rb, rp) = device_picture_in(&ctx, r, layouts.0);
+            let (db, dp) = device_picture_in(&ctx, d, layouts.1);
+            // SAFETY: as above.
+            unsafe { s.push_device(&rp, &dp) }.expect("push_device");
+            drop((rb, db));
+        }
+        let gpu = s.finish();
+        assert_identical(&format!("{label} without shots"), &gpu, &plain);
+        assert_matches_libvmaf(&label, &gpu, &common::load_json(rel), 0)
+    });
+    drop(ctx);
+    eprintln!(
+        "CUDA device frames == CPU: {label}{}",
+        if whole { ", == libvmaf" } else { "" }
+    );
+}
+
+fn corpus_pair(pair: &str, frames: usize) -> (Vec<Picture>, Vec<Picture>) {
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let n = refs.len().min(dists.len()).min(frames);
+    (refs[..n].to_vec(), dists[..n].to_vec())
+}
+
+/// P010 (MSB-aligned 10-bit, interleaved chroma) read in place: the corpus's 10-bit pair, an
+/// odd-sized 10-bit picture made from the 8-bit corpus (odd luma width and height, chroma
+/// planes one pair and one row wider than libvmaf's PSNR size), pitched rows with padding,
+/// and misaligned planes (scalar loads).
+#[test]
+fn p010_device_frames_score_like_host_frames() {
+    let Some(_g) = gpu() else { return };
+    let pair = "s_coffee_1280x720_10bit__x265_crf28";
+    let (refs, dists) = corpus_pair(pair, 8);
+    let libvmaf = format!("vmaf/{pair}.vmaf_v0.6.1.full.json");
+    assert_layouts_score_like_cpu(pair, &refs, &dists, (P010, P010), Some(&libvmaf));
+    let (refs, dists) = corpus_pair("s_chelsea_641x359__x264_crf27_padcrop", 4);
+    let (refs, dists) = (at_depth(&refs, 10), at_depth(&dists, 10));
+    let misaligned = Layout {
+        name: "p010 misaligned",
+        pad: 6,
+        offset: 2,
+        ..P010
+    };
+    for layouts in [(P010, P010), (misaligned, misaligned)] {
+        assert_layouts_score_like_cpu("chelsea 641x359 at 10 bits", &refs, &dists, layouts, None);
+    }
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
+/// NV12 (8-bit, interleaved chroma) read in place, PSNR's Cb and Cr included: a whole corpus
+/// clip (equal to libvmaf), an odd-sized one, pitched and misaligned planes.
+#[test]
+fn nv12_device_frames_score_like_host_frames() {
+    let Some(_g) = gpu() else { return };
+    let pair = "s_rocket_176x144__x264_crf32";
+    let (refs, dists) = corpus_pair(pair, 60);
+    let libvmaf = format!("vmaf/{pair}.vmaf_v0.6.1.full.json");
+    assert_layouts_score_like_cpu(pair, &refs, &dists, (NV12, NV12), Some(&libvmaf));
+    let pair = "s_chelsea_641x359__x264_crf27_padcrop";
+    let (refs, dists) = corpus_pair(pair, 4);
+    let misaligned = Layout {
+        name: "nv12 misaligned",
+        pad: 3,
+        offset: 1,
+        ..NV12
+    };
+    for layouts in [(NV12, NV12), (misaligned, misaligned)] {
+        assert_layouts_score_like_cpu(pair, &refs, &dists, layouts, None);
+    }
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
+/// Reference and distorted in different layouts of one depth (an MSB-aligned and an
+/// LSB-aligned picture, as two decoders may give): each picture's own shift applies, in every
+/// feature. MSB-aligned planar chroma too (12-bit content stored like P016).
+#[test]
+fn mixed_sample_alignment_scores_like_host_frames() {
+    let Some(_g) = gpu() else { return };
+    let (refs, dists) = corpus_pair("s_coffee_1280x720_10bit__x265_crf28", 3);
+    let msb_planar = Layout {
+        name: "msb planar",
+        shift: 6,
+        ..I420
+    };
+    let lsb_planar = Layout {
+        name: "lsb planar",
+        ..I420
+    };
+    for layouts in [(msb_planar, lsb_planar), (lsb_planar, msb_planar)] {
+        assert_layouts_score_like_cpu("coffee 10-bit", &refs, &dists, layouts, None);
+    }
+    let (refs, dists) = corpus_pair("s_chelsea_641x359__x264_crf27_padcrop", 3);
+    let (refs, dists) = (at_depth(&refs, 12), at_depth(&dists, 12));
+    let p016 = Layout {
+        name: "12-bit msb (p016-like)",
+        shift: 4,
+        ..I420
+    };
+    assert_layouts_score_like_cpu("chelsea at 12 bits", &refs, &dists, (p016, p016), None);
+    let p016_nv = Layout {
+        name: "12-bit msb interleaved",
+        interleaved: true,
+        ..p016
+    };
+    assert_layouts_score_like_cpu(
+        "chelsea at 12 bits",
+        &refs,
+        &dists,
+        (p016_nv, p016_nv),
+        None,
+    );
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
+/// Device pictures the engine cannot read as described are refused with a clear error (no
+/// kernel runs): a chroma layout that differs between the pictures, a shift on 8-bit samples,
+/// a shift that leaves fewer bits than the depth, an interleaved plane whose pitch cannot hold
+/// its pairs.
+#[test]
+fn inconsistent_device_layouts_are_errors() {
+    let Some(_g) = gpu() else { return };
+    let (refs, dists) = corpus_pair("s_rocket_176x144__x264_crf32", 1);
+    let ctx = cuda::Context::primary(0).expect("ctx");
+    let scorer = || {
+        Scorer::with_backend(
+            config("vmaf_v0.6.1", &[]),
+            geometry(&refs[0]),
+            BackendRequest::CudaContext(ctx.clone()),
+        )
+        .expect("scorer")
+    };
+    let (_rb, planar) = device_picture_in(&ctx, &refs[0], I420);
+    let (_db, nv12) = device_picture_in(&ctx, &dists[0], NV12);
+    let mut s = scorer();
+    // SAFETY: our own planes; every call is refused before any kernel is queued.
+    let err = unsafe { s.push_device(&planar, &nv12) }.expect_err("mixed chroma layouts");
+    assert!(err.to_string().contains("layout"), "{err}");
+    let shifted_8bit = DevicePicture {
+        luma: DevicePlane {
+            shift: 2,
+            ..planar.luma
+        },
+        ..planar
+    };
+    let mut s = scorer();
+    // SAFETY: as above.
+    let err = unsafe { s.push_device(&shifted_8bit, &planar) }.expect_err("shifted 8-bit");
+    assert!(err.to_string().contains("shift"), "{err}");
+    let Some(DeviceChroma::Interleaved(cbcr)) = nv12.chroma else {
+        panic!("nv12 chroma")
+    };
+    let narrow = DevicePicture {
+        chroma: Some(DeviceChroma::Interleaved(DevicePlane {
+            pitch: cbcr.width,
+            ..cbcr
+        })),
+        ..nv12
+    };
+    let mut s = scorer();
+    // SAFETY: as above.
+    let err = unsafe { s.push_device(&narrow, &nv12) }.expect_err("pitch of half a row");
+    assert!(err.to_string().contains("pitch"), "{err}");
+    let (refs10, _) = corpus_pair("s_coffee_1280x720_10bit__x265_crf28", 1);
+    let (_b10, p010) = device_picture_in(&ctx, &refs10[0], P010);
+    let too_far = DevicePicture {
+        luma: DevicePlane {
+            shift: 7,
+            ..p010.luma
+        },
+        ..p010
+    };
+    let mut s = Scorer::with_backend(
+        config("vmaf_v0.6.1", &[]),
+        geometry(&refs10[0]),
+        BackendRequest::CudaContext(ctx.clone()),
+    )
+    .expect("scorer");
+    // SAFETY: as above.
+    let err = unsafe { s.push_device(&too_far, &p010) }.expect_err("10 bits shifted by 7");
+    assert!(err.to_string().contains("shift"), "{err}");
+    drop(s);
 }
 
 #[test]
@@ -583,7 +969,9 @@ fn injected_faults_anywhere_in_the_engine_fail_cleanly() {
             let (_db, mut dp) = device_picture(&ctx, d);
             let rv = r.view();
             for p in [&mut rp, &mut dp] {
-                if let (Some(c), Some([u, _])) = (p.chroma.as_mut(), rv.chroma) {
+                if let (Some(DeviceChroma::Planar(c)), Some([u, _])) =
+                    (p.chroma.as_mut(), rv.chroma)
+                {
                     for plane in c.iter_mut() {
                         plane.width = u.width;
                         plane.height = u.height;

@@ -274,6 +274,7 @@ fn upload(ctx: &Context, stream: &Stream, pair: &Pair, extra: usize, offset: usi
             width: w,
             height: h,
             bytes_per_sample: bps,
+            shift: 0,
         });
         buffers.push(dev);
     }

@@ -121,7 +121,8 @@ typedef struct VmafcudaPicture {
 } VmafcudaPicture;
 
 /* One image plane in device memory (a CUdeviceptr and its pitch). 9..16-bit samples are
- * uint16_t, LSB-aligned (for MSB-aligned formats like p010 set msb_aligned). */
+ * uint16_t, LSB-aligned (for MSB-aligned formats like p010 set msb_aligned: read in place,
+ * shifted as they are loaded). */
 typedef struct VmafcudaDevicePlane {
     uint64_t ptr;
     /* Bytes from one row to the next. */
@@ -204,8 +205,9 @@ int vmafcuda_push_host(VmafcudaScorer *scorer, const VmafcudaPicture *reference,
  * never destroyed; it must outlive the scorer, and every device push of a scorer uses the one
  * of its first frame), after the work queued on `cuda_stream` (a CUstream of that context, or
  * NULL for its default stream) has completed (the call synchronises that stream). The planes are no longer read when the call returns. Returns as
- * vmafcuda_push_host. VMAFCUDA_ERR_UNSUPPORTED with backend cpu, for MSB-aligned samples (p010)
- * and for chroma PSNR of interleaved chroma; VMAFCUDA_ERR_CUDA for driver errors. */
+ * vmafcuda_push_host. MSB-aligned samples (p010) and interleaved chroma (nv12, p010) are read
+ * in place; both pictures' chroma must have the same layout (VMAFCUDA_ERR_INVALID otherwise).
+ * VMAFCUDA_ERR_UNSUPPORTED with backend cpu; VMAFCUDA_ERR_CUDA for driver errors. */
 int vmafcuda_push_device(VmafcudaScorer *scorer, void *cuda_context, void *cuda_stream,
                          const VmafcudaDevicePicture *reference,
                          const VmafcudaDevicePicture *distorted);

@@ -222,37 +222,43 @@ fn device_picture(
             pic.bpc
         )));
     }
-    if pic.msb_aligned != 0 && pic.bpc < 16 {
-        // TODO(device API): P010-style samples need a shift on the GPU; the engine reads
-        // LSB-aligned samples only.
-        return Err(ShimError::Unsupported(format!(
-            "{what}: MSB-aligned {}-bit device frames (p010) are not supported yet: download them (hwdownload,format=p010le)",
-            pic.bpc
-        )));
-    }
     let bytes_per_sample = sample_bytes(pic.bpc);
-    let plane = |p: &VmafcudaDevicePlane, which: &str| -> ShimResult<cuda::DevicePlane> {
+    // MSB-aligned samples (p010, p016) hold their value in the top `bpc` bits of each u16:
+    // the kernels shift them down as they load them.
+    let shift = if pic.msb_aligned != 0 && bytes_per_sample == 2 {
+        16 - pic.bpc
+    } else {
+        0
+    };
+    let plane = |p: &VmafcudaDevicePlane,
+                 which: &str,
+                 components: usize|
+     -> ShimResult<cuda::DevicePlane> {
         let dp = cuda::DevicePlane {
             ptr: p.ptr,
             pitch: p.pitch,
             width: p.width as usize,
             height: p.height as usize,
             bytes_per_sample,
+            shift,
         };
-        dp.validate()
+        dp.validate_components(components)
             .map_err(|e| ShimError::InvalidArgument(format!("{what} {which}: {e}")))?;
         Ok(dp)
     };
-    let luma = plane(&pic.luma, "luma")?;
+    let luma = plane(&pic.luma, "luma", 1)?;
     let chroma = match (with_chroma, pic.chroma[0].ptr, pic.interleaved_chroma != 0) {
         (false, _, _) | (true, 0, _) => None,
-        (true, _, true) => {
-            // TODO(device API): interleaved (NV12/P010) chroma for psnr_cb/psnr_cr.
-            return Err(ShimError::Unsupported(format!(
-                "{what}: chroma PSNR of interleaved (nv12/p010) device frames is not supported yet"
-            )));
-        }
-        (true, _, false) => Some([plane(&pic.chroma[0], "Cb")?, plane(&pic.chroma[1], "Cr")?]),
+        // chroma[0]: one plane of CbCr pairs (nv12, p010), `width` pairs per row.
+        (true, _, true) => Some(cuda::DeviceChroma::Interleaved(plane(
+            &pic.chroma[0],
+            "CbCr",
+            2,
+        )?)),
+        (true, _, false) => Some(cuda::DeviceChroma::Planar([
+            plane(&pic.chroma[0], "Cb", 1)?,
+            plane(&pic.chroma[1], "Cr", 1)?,
+        ])),
     };
     Ok(cuda::DevicePicture {
         luma,
@@ -368,6 +374,14 @@ impl ShimScorer {
                 "reference and distorted differ: reference {}x{} {}-bit, distorted {}x{} {}-bit",
                 r.luma.width, r.luma.height, r.bpc, d.luma.width, d.luma.height, d.bpc
             )));
+        }
+        let interleaved =
+            |p: &cuda::DevicePicture| matches!(p.chroma, Some(cuda::DeviceChroma::Interleaved(_)));
+        if r.chroma.is_some() && d.chroma.is_some() && interleaved(&r) != interleaved(&d) {
+            return Err(ShimError::InvalidArgument(
+                "reference and distorted chroma differ in layout (interleaved and planar): give both the same sw_format"
+                    .into(),
+            ));
         }
         let geometry = Geometry {
             width: r.luma.width,
@@ -603,5 +617,85 @@ impl ShimScorer {
         let text = self.report()?.render(format);
         std::fs::write(path, text)
             .map_err(|e| ShimError::Io(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device picture as vf_vmafcuda.c describes an FFmpeg CUDA frame (`device_picture`
+    /// there): chroma at floor(w/2) x floor(h/2), one CbCr plane for semi-planar formats.
+    fn frame(bpc: u32, msb_aligned: bool, interleaved: bool) -> VmafcudaDevicePicture {
+        let plane = |ptr: u64, width: u32, height: u32| VmafcudaDevicePlane {
+            ptr,
+            pitch: 4096,
+            width,
+            height,
+        };
+        VmafcudaDevicePicture {
+            luma: plane(0x1000_0000, 1279, 719),
+            chroma: [
+                plane(0x2000_0000, 639, 359),
+                if interleaved {
+                    plane(0, 0, 0)
+                } else {
+                    plane(0x3000_0000, 639, 359)
+                },
+            ],
+            bpc,
+            interleaved_chroma: i32::from(interleaved),
+            msb_aligned: i32::from(msb_aligned),
+        }
+    }
+
+    #[test]
+    fn p010_frames_map_to_shifted_samples_and_interleaved_chroma() {
+        let pic = device_picture(&frame(10, true, true), true, "reference").expect("p010");
+        assert_eq!(
+            (pic.luma.shift, pic.luma.bytes_per_sample, pic.bpc),
+            (6, 2, 10)
+        );
+        let Some(cuda::DeviceChroma::Interleaved(cbcr)) = pic.chroma else {
+            panic!("p010 chroma: {:?}", pic.chroma)
+        };
+        assert_eq!((cbcr.width, cbcr.height, cbcr.shift), (639, 359, 6));
+        assert_eq!(cbcr.ptr, 0x2000_0000);
+        // Without psnr the chroma is not described at all.
+        let luma_only = device_picture(&frame(10, true, true), false, "reference").expect("p010");
+        assert!(luma_only.chroma.is_none());
+    }
+
+    #[test]
+    fn nv12_and_planar_frames_keep_lsb_samples() {
+        let nv12 = device_picture(&frame(8, false, true), true, "distorted").expect("nv12");
+        assert_eq!(nv12.luma.shift, 0);
+        assert!(matches!(
+            nv12.chroma,
+            Some(cuda::DeviceChroma::Interleaved(p)) if (p.width, p.bytes_per_sample) == (639, 1)
+        ));
+        let yuv420p10 = device_picture(&frame(10, false, false), true, "distorted").expect("10");
+        assert_eq!(yuv420p10.luma.shift, 0);
+        assert!(matches!(
+            yuv420p10.chroma,
+            Some(cuda::DeviceChroma::Planar([cb, cr])) if cb.ptr == 0x2000_0000 && cr.ptr == 0x3000_0000
+        ));
+        // yuv444p16: MSB-aligned 16-bit is LSB-aligned too.
+        let full = device_picture(&frame(16, true, false), true, "distorted").expect("16-bit");
+        assert_eq!(full.luma.shift, 0);
+    }
+
+    #[test]
+    fn interleaved_chroma_needs_a_pitch_for_its_pairs() {
+        let mut pic = frame(10, true, true);
+        // 639 pairs of 2-byte samples need 2556 bytes per row.
+        pic.chroma[0].pitch = 1280;
+        let err = device_picture(&pic, true, "reference").expect_err("pitch of half a row");
+        assert!(
+            matches!(&err, ShimError::InvalidArgument(m) if m.contains("CbCr") && m.contains("pitch")),
+            "{err}"
+        );
+        pic.chroma[0].pitch = 2556;
+        assert!(device_picture(&pic, true, "reference").is_ok());
     }
 }

@@ -107,6 +107,8 @@ struct DwtArgs {
     oob_cols: i32,
     next_tail_x: i32,
     frame_word_x: i32,
+    ref_shift: i32,
+    dis_shift: i32,
     pad: i32,
 }
 
@@ -490,10 +492,19 @@ impl GpuAdm {
         let bps = if self.bpc == 8 { 1 } else { 2 };
         for (what, p) in [("reference", reference), ("distorted", distorted)] {
             p.validate()?;
-            if (p.width, p.height, p.bytes_per_sample) != (self.width, self.height, bps) {
+            if (p.width, p.height, p.bytes_per_sample) != (self.width, self.height, bps)
+                || self.bpc + p.shift > 16
+            {
                 return Err(CudaError::InvalidArgument(format!(
-                    "ADM {what} device plane {}x{} with {}-byte samples, expected {}x{} {}-bit",
-                    p.width, p.height, p.bytes_per_sample, self.width, self.height, self.bpc
+                    "ADM {what} device plane {}x{} with {}-byte samples shifted by {}, \
+                     expected {}x{} {}-bit",
+                    p.width,
+                    p.height,
+                    p.bytes_per_sample,
+                    p.shift,
+                    self.width,
+                    self.height,
+                    self.bpc
                 )));
             }
         }
@@ -512,6 +523,8 @@ impl GpuAdm {
             plan.dwt.distorted = distorted.ptr;
             plan.dwt.ref_pitch = reference.pitch as u64;
             plan.dwt.dis_pitch = distorted.pitch as u64;
+            plan.dwt.ref_shift = reference.shift as i32;
+            plan.dwt.dis_shift = distorted.shift as i32;
         }
         let dwt0 = if self.bpc == 8 {
             &self.kernels.dwt0_u8
@@ -662,5 +675,5 @@ fn oob_plan(scales: &[ScaleSetup], state: &DeviceBuffer) -> OobPlan {
 }
 
 const _: () = assert!(STATE_WORDS * 4 <= ROWS_DONE_OFFSET && ROWS_DONE_OFFSET + 4 <= OOB_OFFSET);
-const _: () = assert!(std::mem::size_of::<DwtArgs>() == 144);
+const _: () = assert!(std::mem::size_of::<DwtArgs>() == 152);
 const _: () = assert!(std::mem::size_of::<MaskArgs>() == 360);

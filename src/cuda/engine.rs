@@ -32,13 +32,108 @@ use super::vif::{GpuVif, VifKernels};
 /// Frames in flight: while the GPU works on one, the host prepares (stages, enqueues) the next.
 pub const SLOTS: usize = 2;
 
-/// A picture in device memory: the luma plane and, for PSNR, the two chroma planes, all
-/// LSB-aligned samples (8-bit: one byte; 9..16-bit: little-endian `u16`).
+/// A picture in device memory, read in place in the caller's layout: the luma plane and, for
+/// PSNR, the chroma (8-bit: one byte per sample; 9..16-bit: little-endian `u16`, LSB-aligned or
+/// MSB-aligned as each plane's [`DevicePlane::shift`] says).
 #[derive(Clone, Copy, Debug)]
 pub struct DevicePicture {
     pub luma: DevicePlane,
-    pub chroma: Option<[DevicePlane; 2]>,
+    pub chroma: Option<DeviceChroma>,
     pub bpc: u32,
+}
+
+/// The chroma of a [`DevicePicture`], at the size libvmaf scores PSNR on (4:2:0: floor(w/2) x
+/// floor(h/2)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChroma {
+    /// Two planes, Cb and Cr (I420, Y444, I420_10LE, ...).
+    Planar([DevicePlane; 2]),
+    /// One semi-planar plane of CbCr pairs, Cb first (NV12, P010): `width` counts pairs, each
+    /// row holds `2 * width` samples.
+    Interleaved(DevicePlane),
+}
+
+impl DeviceChroma {
+    /// Width and height of each chroma component.
+    pub fn size(&self) -> (usize, usize) {
+        match self {
+            DeviceChroma::Planar([cb, _]) => (cb.width, cb.height),
+            DeviceChroma::Interleaved(p) => (p.width, p.height),
+        }
+    }
+}
+
+impl DevicePicture {
+    /// Checks every plane against the picture's bit depth: the luma (and chroma) sample size
+    /// and shift (bpc + shift <= 16), equal chroma planes.
+    pub fn validate(&self) -> CudaResult<()> {
+        let bps = if self.bpc == 8 { 1 } else { 2 };
+        let check = |what: &str, p: &DevicePlane, components: usize| -> CudaResult<()> {
+            p.validate_components(components)
+                .map_err(|e| CudaError::InvalidArgument(format!("{what}: {e}")))?;
+            if p.bytes_per_sample != bps || self.bpc + p.shift > 16 {
+                return Err(CudaError::InvalidArgument(format!(
+                    "{what}: {} bytes/sample shifted by {} for {}-bit samples",
+                    p.bytes_per_sample, p.shift, self.bpc
+                )));
+            }
+            Ok(())
+        };
+        if !(8..=16).contains(&self.bpc) {
+            return Err(CudaError::InvalidArgument(format!(
+                "bit depth {}",
+                self.bpc
+            )));
+        }
+        check("luma", &self.luma, 1)?;
+        match &self.chroma {
+            None => {}
+            Some(DeviceChroma::Planar([cb, cr])) => {
+                check("Cb plane", cb, 1)?;
+                check("Cr plane", cr, 1)?;
+                if (cb.width, cb.height, cb.shift) != (cr.width, cr.height, cr.shift) {
+                    return Err(CudaError::InvalidArgument(format!(
+                        "Cb plane {}x{} (shift {}) and Cr plane {}x{} (shift {}) differ",
+                        cb.width, cb.height, cb.shift, cr.width, cr.height, cr.shift
+                    )));
+                }
+            }
+            Some(DeviceChroma::Interleaved(p)) => check("CbCr plane", p, 2)?,
+        }
+        Ok(())
+    }
+}
+
+/// The chroma plane pairs PSNR reads (reference, distorted, interleaved), when both pictures
+/// have chroma: planar chroma is two pairs, interleaved chroma one pair read once for both
+/// components. Layouts and sizes must agree.
+fn chroma_pairs(
+    reference: &DevicePicture,
+    distorted: &DevicePicture,
+) -> CudaResult<Vec<(DevicePlane, DevicePlane, bool)>> {
+    Ok(match (&reference.chroma, &distorted.chroma) {
+        (Some(rc), Some(dc)) if rc.size() != dc.size() => {
+            return Err(CudaError::InvalidArgument(format!(
+                "reference chroma {:?} and distorted chroma {:?} differ in size",
+                rc.size(),
+                dc.size()
+            )));
+        }
+        (Some(DeviceChroma::Planar([ru, rv])), Some(DeviceChroma::Planar([du, dv]))) => {
+            vec![(*ru, *du, false), (*rv, *dv, false)]
+        }
+        (Some(DeviceChroma::Interleaved(rc)), Some(DeviceChroma::Interleaved(dc))) => {
+            vec![(*rc, *dc, true)]
+        }
+        (Some(_), Some(_)) => {
+            return Err(CudaError::InvalidArgument(
+                "reference and distorted chroma differ in layout (planar and interleaved): \
+                 give both pictures the same one"
+                    .into(),
+            ));
+        }
+        _ => Vec::new(),
+    })
 }
 
 /// Every kernel module the engine uses, loaded into one context.
@@ -270,7 +365,8 @@ impl GpuFeatures {
         let planes: Vec<DevicePlane> = staging.planes[slot].iter().map(|p| p.plane()).collect();
         let picture = |luma: usize, chroma: [usize; 2]| DevicePicture {
             luma: planes[luma],
-            chroma: with_chroma.then(|| [planes[chroma[0]], planes[chroma[1]]]),
+            chroma: with_chroma
+                .then(|| DeviceChroma::Planar([planes[chroma[0]], planes[chroma[1]]])),
             bpc: reference.luma.bpc,
         };
         let (r, d) = (picture(0, [2, 3]), picture(1, [4, 5]));
@@ -349,7 +445,8 @@ impl GpuFeatures {
         let (w, h, bpc) = (self.plan.width, self.plan.height, self.plan.bpc);
         let bps = if bpc == 8 { 1 } else { 2 };
         for (what, p) in [("reference", reference), ("distorted", distorted)] {
-            p.luma.validate()?;
+            p.validate()
+                .map_err(|e| CudaError::InvalidArgument(format!("{what} picture: {e}")))?;
             if (p.luma.width, p.luma.height, p.luma.bytes_per_sample, p.bpc) != (w, h, bps, bpc) {
                 return Err(CudaError::InvalidArgument(format!(
                     "{what} luma {}x{} {}-bit ({} bytes/sample), expected {w}x{h} {bpc}-bit",
@@ -357,6 +454,11 @@ impl GpuFeatures {
                 )));
             }
         }
+        let chroma_pairs = if self.psnr.is_some() {
+            chroma_pairs(reference, distorted)?
+        } else {
+            Vec::new()
+        };
         let (r, d) = (&reference.luma, &distorted.luma);
         // The side stream starts after whatever the main stream has queued for this frame (the
         // host staging upload, a session reset).
@@ -377,34 +479,40 @@ impl GpuFeatures {
         }
         let mut chroma_pixels = None;
         if let Some(psnr) = &mut self.psnr {
-            let mut pairs = vec![(*r, *d)];
-            if let (Some([ru, rv]), Some([du, dv])) = (&reference.chroma, &distorted.chroma) {
-                pairs.push((*ru, *du));
-                pairs.push((*rv, *dv));
-            }
-            if pairs.len() == 3 {
-                chroma_pixels = Some(pairs[1].0.width * pairs[1].0.height);
+            // Luma, then the chroma of both pictures when both have it: planar chroma is two
+            // plane pairs, interleaved chroma one pair read once for both components.
+            let mut pairs = vec![(*r, *d, false)];
+            pairs.extend_from_slice(&chroma_pairs);
+            if !chroma_pairs.is_empty() {
+                chroma_pixels = reference.chroma.map(|c| c.size().0 * c.size().1);
             }
             let blocks = psnr.blocks as usize;
-            for (i, (pr, pd)) in pairs.iter().enumerate() {
+            let mut component = 0;
+            for (pr, pd, interleaved) in &pairs {
+                let components = if *interleaved { 2 } else { 1 };
                 let partial = psnr
                     .partial
-                    .ptr_at(8 * blocks * (3 * slot + i), 8 * blocks)?;
-                let out = psnr.sse.ptr_at(8 * (3 * slot + i), 8)?;
-                // SAFETY: planes valid per the caller; partial/out are this slot's slices.
+                    .ptr_at(8 * blocks * (3 * slot + component), 8 * blocks * components)?;
+                let out = psnr
+                    .sse
+                    .ptr_at(8 * (3 * slot + component), 8 * components)?;
+                // SAFETY: planes valid per the caller; partial/out are this slot's slices of
+                // `components` sums each.
                 unsafe {
                     self.kernels.psnr.enqueue_sse(
                         &self.side,
                         pr,
                         pd,
+                        *interleaved,
                         bpc,
                         partial,
                         psnr.blocks,
                         out,
                     )
                 }?;
+                component += components;
             }
-            let n = pairs.len();
+            let n = component;
             let src = psnr.sse.ptr_at(8 * 3 * slot, 8 * n)?;
             // SAFETY: this slot's device results into this slot's pinned bytes; both alive
             // until the streams are drained (field order).

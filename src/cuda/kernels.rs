@@ -36,7 +36,8 @@ impl KernelImage {
     }
 }
 
-/// `kernels/psnr.cu`: `psnr_sse_u8`, `psnr_sse_u16`, `psnr_sum_partials`.
+/// `kernels/psnr.cu`: `psnr_sse_u8`, `psnr_sse_u16`, `psnr_sse_u8_cbcr`, `psnr_sse_u16_cbcr`,
+/// `psnr_sum_partials`.
 pub const PSNR: KernelImage = KernelImage {
     name: "psnr",
     fatbin: embed!("psnr.fatbin"),

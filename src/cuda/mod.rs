@@ -34,7 +34,7 @@ pub use adm::{AdmKernels, GpuAdm};
 pub use context::{Bound, Context, ContextKind};
 pub use counters::{live_resources, LiveResources};
 pub use driver::{probe, DeviceInfo, DriverInfo};
-pub use engine::{DevicePicture, GpuFeatures, GpuFrame, GpuKernels, HostStaging};
+pub use engine::{DeviceChroma, DevicePicture, GpuFeatures, GpuFrame, GpuKernels, HostStaging};
 pub use error::{CudaError, CudaResult};
 pub use event::Event;
 pub use fault::FaultKind;

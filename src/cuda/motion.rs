@@ -127,14 +127,17 @@ impl GpuMotion {
             reference.height,
             reference.bytes_per_sample,
         ) != (self.width, self.height, bps)
+            || self.bpc + reference.shift > 16
         {
             return Err(CudaError::InvalidArgument(format!(
-                "motion: plane {}x{} ({} bytes/sample), expected {}x{} ({bps})",
+                "motion: plane {}x{} ({} bytes/sample, shift {}), expected {}x{} ({bps}, {}-bit)",
                 reference.width,
                 reference.height,
                 reference.bytes_per_sample,
+                reference.shift,
                 self.width,
-                self.height
+                self.height,
+                self.bpc
             )));
         }
         if slot >= self.has_sum.len() {
@@ -149,6 +152,7 @@ impl GpuMotion {
         let prev = self.prev[self.current].plane();
         let store = self.prev[1 - self.current].plane();
         let (w, h, bpc) = (self.width as i32, self.height as i32, self.bpc as i32);
+        let shift = reference.shift as i32;
         let args = [
             arg(&prev.ptr),
             arg(&prev.pitch),
@@ -159,6 +163,7 @@ impl GpuMotion {
             arg(&w),
             arg(&h),
             arg(&bpc),
+            arg(&shift),
             arg(&compute),
             arg(&acc),
         ];
@@ -177,8 +182,8 @@ impl GpuMotion {
             &self.kernels.sad_u16
         };
         // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
-        // size_t, int w, int h, int bpc, int compute, unsigned long long* acc): CUdeviceptr and
-        // usize match pointers and size_t, i32 matches int. prev/store are our planes of this
+        // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* acc):
+        // CUdeviceptr and usize match pointers and size_t, i32 matches int. prev/store are our planes of this
         // geometry, the reference is valid per the caller, acc holds 8 bytes.
         unsafe { f.launch(stream, config, &args) }?;
         if compute != 0 {

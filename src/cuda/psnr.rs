@@ -37,6 +37,8 @@ pub const MAX_WIDTH_8BIT: usize = (u32::MAX / (255 * 255)) as usize;
 pub struct PsnrKernels {
     sse_u8: Function,
     sse_u16: Function,
+    sse_u8_cbcr: Function,
+    sse_u16_cbcr: Function,
     sum_partials: Function,
     module: Module,
 }
@@ -47,6 +49,8 @@ impl PsnrKernels {
         Ok(PsnrKernels {
             sse_u8: module.function("psnr_sse_u8")?,
             sse_u16: module.function("psnr_sse_u16")?,
+            sse_u8_cbcr: module.function("psnr_sse_u8_cbcr")?,
+            sse_u16_cbcr: module.function("psnr_sse_u16_cbcr")?,
             sum_partials: module.function("psnr_sum_partials")?,
             module,
         })
@@ -57,7 +61,10 @@ impl PsnrKernels {
     }
 
     /// Queues the SSE of one plane pair into `out` (one `u64`), using `partial` (`blocks`
-    /// `u64`s, `blocks` <= [`MAX_BLOCKS`]) as scratch.
+    /// `u64`s, `blocks` <= [`MAX_BLOCKS`]) as scratch. With `interleaved`, both planes hold
+    /// CbCr pairs (NV12/P010 chroma, `width` pairs per row), read once: Cb's SSE goes to
+    /// `out`, Cr's to the next `u64`, and `partial` holds `2 * blocks` values. 16-bit samples
+    /// are read shifted by each plane's [`DevicePlane::shift`].
     ///
     /// # Safety
     /// Both planes are device memory of the stream's context, valid until the work completes;
@@ -68,13 +75,15 @@ impl PsnrKernels {
         stream: &Stream,
         reference: &DevicePlane,
         distorted: &DevicePlane,
+        interleaved: bool,
         bpc: u32,
         partial: sys::CUdeviceptr,
         blocks: u32,
         out: sys::CUdeviceptr,
     ) -> CudaResult<()> {
-        reference.validate()?;
-        distorted.validate()?;
+        let components = if interleaved { 2 } else { 1 };
+        reference.validate_components(components)?;
+        distorted.validate_components(components)?;
         let bps = if bpc == 8 { 1 } else { 2 };
         if (
             reference.width,
@@ -85,6 +94,7 @@ impl PsnrKernels {
             distorted.height,
             distorted.bytes_per_sample,
         ) || reference.bytes_per_sample != bps
+            || bpc + reference.shift.max(distorted.shift) > 16
         {
             return Err(CudaError::InvalidArgument(format!(
                 "PSNR planes differ: {reference:?} vs {distorted:?} at {bpc} bits"
@@ -106,21 +116,35 @@ impl PsnrKernels {
             arg(&distorted.pitch),
             arg(&width),
             arg(&height),
+            arg(&reference.shift),
+            arg(&distorted.shift),
             arg(&partial),
         ];
-        let first = if bpc == 8 {
-            &self.sse_u8
-        } else {
-            &self.sse_u16
+        let first = match (bpc == 8, interleaved) {
+            (true, false) => &self.sse_u8,
+            (false, false) => &self.sse_u16,
+            (true, true) => &self.sse_u8_cbcr,
+            (false, true) => &self.sse_u16_cbcr,
         };
-        // SAFETY: argument types match psnr_sse_*'s signature; buffers per the caller.
+        // SAFETY: argument types match PSNR_SSE_PARAMS (const uint8_t* ref, size_t ref_pitch,
+        // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height, unsigned
+        // ref_shift, unsigned dis_shift, unsigned long long* partial): CUdeviceptr = u64,
+        // usize = size_t, u32 = unsigned. The planes are valid per the caller and hold
+        // `components` samples per pixel (checked); `partial` holds `components * blocks`
+        // values, one per component and block of this launch.
         unsafe { first.launch(stream, LaunchConfig::linear(blocks, THREADS), &args) }?;
-        let args = [arg(&partial), arg(&blocks), arg(&out)];
-        // SAFETY: types match psnr_sum_partials; `partial` written by the launch before.
-        unsafe {
-            self.sum_partials
-                .launch(stream, LaunchConfig::linear(1, THREADS), &args)
+        for c in 0..components as u64 {
+            let (part, sum) = (partial + 8 * u64::from(blocks) * c, out + 8 * c);
+            let args = [arg(&part), arg(&blocks), arg(&sum)];
+            // SAFETY: types match psnr_sum_partials (const unsigned long long* partial,
+            // unsigned n, unsigned long long* out); component c's `blocks` partial sums were
+            // written by the launch before on this stream; `sum` is its one u64 of `out`.
+            unsafe {
+                self.sum_partials
+                    .launch(stream, LaunchConfig::linear(1, THREADS), &args)
+            }?;
         }
+        Ok(())
     }
 }
 
@@ -439,45 +463,20 @@ impl GpuPsnr {
         distorted: DevicePlane,
     ) -> CudaResult<()> {
         let s = &mut self.slots[slot];
-        let (width, height) = (self.width as u32, self.height as u32);
         let (partial, sse) = (s.partial.ptr(), s.sse.ptr());
-        let (ref_ptr, ref_pitch) = (reference.ptr, reference.pitch);
-        let (dis_ptr, dis_pitch) = (distorted.ptr, distorted.pitch);
-        let first = if self.bpc == 8 {
-            &self.kernels.sse_u8
-        } else {
-            &self.kernels.sse_u16
-        };
-        // Kernel signature: (const T* ref, size_t ref_pitch, const T* dis, size_t dis_pitch,
-        // unsigned width, unsigned height, unsigned long long* partial).
-        let args = [
-            arg(&ref_ptr),
-            arg(&ref_pitch),
-            arg(&dis_ptr),
-            arg(&dis_pitch),
-            arg(&width),
-            arg(&height),
-            arg(&partial),
-        ];
-        // SAFETY: argument types match the signature above (CUdeviceptr = u64 for pointers,
-        // usize = size_t, u32 = unsigned); the planes are valid (caller) and `partial` holds
-        // `blocks` values, one per block of this launch.
+        // SAFETY: the planes are valid (caller); `partial` holds `blocks` values and `sse` one,
+        // both this slot's, not reused before its event completed.
         unsafe {
-            first.launch(
+            self.kernels.enqueue_sse(
                 &self.stream,
-                LaunchConfig::linear(self.blocks, THREADS),
-                &args,
+                &reference,
+                &distorted,
+                false,
+                self.bpc,
+                partial,
+                self.blocks,
+                sse,
             )
-        }?;
-        let blocks = self.blocks;
-        // Signature: (const unsigned long long* partial, unsigned n, unsigned long long* out).
-        let args = [arg(&partial), arg(&blocks), arg(&sse)];
-        // SAFETY: types match; `partial` holds `blocks` values written by the launch before on
-        // this stream; `sse` holds one.
-        unsafe {
-            self.kernels
-                .sum_partials
-                .launch(&self.stream, LaunchConfig::linear(1, THREADS), &args)
         }?;
         // SAFETY: 8 bytes from our `sse` buffer into our 8-byte pinned buffer; both live until
         // the slot's event completed (field order, claim_slot, settle).

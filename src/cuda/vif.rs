@@ -250,7 +250,10 @@ impl GpuVif {
         // Until scale 3 is enqueued, a failed launch leaves a partial frame in the state.
         self.state_dirty = true;
         for (s, &(fine, (gx, gy), threads)) in self.plan.iter().enumerate() {
+            // Only scale 0 reads the caller's (possibly MSB-aligned) samples.
+            let (mut ref_shift, mut dis_shift) = (0u32, 0u32);
             let (src_ref, ref_pitch, src_dis, dis_pitch, w, h) = if s == 0 {
+                (ref_shift, dis_shift) = (reference.shift, distorted.shift);
                 (
                     reference.ptr,
                     reference.pitch,
@@ -292,8 +295,9 @@ impl GpuVif {
             };
             // Signature (VIF_SCALE_PARAMS): (const uint8_t* ref, size_t ref_pitch,
             // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height,
-            // unsigned bpc, double gain_limit, const uint16_t* table, uint16_t* next_ref,
-            // uint16_t* next_dis, unsigned long long* state).
+            // unsigned bpc, unsigned ref_shift, unsigned dis_shift, double gain_limit,
+            // const uint16_t* table, uint16_t* next_ref, uint16_t* next_dis,
+            // unsigned long long* state).
             let args = [
                 arg(&src_ref),
                 arg(&ref_pitch),
@@ -302,6 +306,8 @@ impl GpuVif {
                 arg(&w),
                 arg(&h),
                 arg(&bpc),
+                arg(&ref_shift),
+                arg(&dis_shift),
                 arg(&gain),
                 arg(&table),
                 arg(&next_ref),
@@ -377,10 +383,19 @@ impl GpuVif {
         let bps = if self.bpc == 8 { 1 } else { 2 };
         for (what, p) in [("reference", reference), ("distorted", distorted)] {
             p.validate()?;
-            if (p.width, p.height, p.bytes_per_sample) != (self.width, self.height, bps) {
+            if (p.width, p.height, p.bytes_per_sample) != (self.width, self.height, bps)
+                || self.bpc + p.shift > 16
+            {
                 return Err(CudaError::InvalidArgument(format!(
-                    "VIF: {what} device plane {}x{} with {}-byte samples, expected {}x{} {}-bit",
-                    p.width, p.height, p.bytes_per_sample, self.width, self.height, self.bpc
+                    "VIF: {what} device plane {}x{} with {}-byte samples shifted by {}, \
+                     expected {}x{} {}-bit",
+                    p.width,
+                    p.height,
+                    p.bytes_per_sample,
+                    p.shift,
+                    self.width,
+                    self.height,
+                    self.bpc
                 )));
             }
         }

@@ -458,11 +458,8 @@ impl VmafCuda {
         psnr: bool,
     ) -> Option<cuda::DevicePicture> {
         let layout = format.layout;
-        // P010 is MSB-aligned and NV12/P010 chroma is interleaved: the engine reads
-        // LSB-aligned planar samples, so those go through the host path.
-        if layout.shift != 0 {
-            return None;
-        }
+        // P010's MSB-aligned samples are shifted and NV12/P010's interleaved chroma is split
+        // by the kernels as they load them: every layout is read in place.
         let (w, h) = (format.info.width() as usize, format.info.height() as usize);
         let plane = |i: usize, width: usize, height: usize| {
             frame.plane(i).map(|(ptr, pitch)| cuda::DevicePlane {
@@ -471,14 +468,21 @@ impl VmafCuda {
                 width,
                 height,
                 bytes_per_sample: layout.bytes,
+                shift: layout.shift,
             })
         };
         let chroma = match (psnr, layout.chroma, layout.chroma_size(w, h)) {
             (false, _, _) | (true, ChromaLayout::None, _) | (true, _, None) => None,
             (true, ChromaLayout::Planar { .. }, Some((cw, ch))) => {
-                Some([plane(1, cw, ch)?, plane(2, cw, ch)?])
+                Some(cuda::DeviceChroma::Planar([
+                    plane(1, cw, ch)?,
+                    plane(2, cw, ch)?,
+                ]))
             }
-            (true, ChromaLayout::Interleaved, Some(_)) => return None,
+            // One plane of CbCr pairs, `cw` pairs per row.
+            (true, ChromaLayout::Interleaved, Some((cw, ch))) => {
+                Some(cuda::DeviceChroma::Interleaved(plane(1, cw, ch)?))
+            }
         };
         Some(cuda::DevicePicture {
             luma: plane(0, w, h)?,
@@ -551,9 +555,14 @@ impl VmafCuda {
         let dmap = CudaMappedFrame::map(distorted, &df.info)
             .ok_or("mapping the distorted with GST_MAP_CUDA failed")?;
         let rp = Self::device_picture(&rmap, &rf, psnr)
-            .ok_or("reference layout not readable in place (P010, or NV12 chroma with psnr)")?;
+            .ok_or("reference planes missing from the CUDA mapping")?;
         let dp = Self::device_picture(&dmap, &df, psnr)
-            .ok_or("distorted layout not readable in place (P010, or NV12 chroma with psnr)")?;
+            .ok_or("distorted planes missing from the CUDA mapping")?;
+        let interleaved =
+            |p: &cuda::DevicePicture| matches!(p.chroma, Some(cuda::DeviceChroma::Interleaved(_)));
+        if rp.chroma.is_some() && dp.chroma.is_some() && interleaved(&rp) != interleaved(&dp) {
+            return Err("the pads' chroma layouts differ (NV12/P010 and planar) with psnr");
+        }
         // SAFETY: both pictures point into CUDA memory mapped above (GST_MAP_CUDA) in the
         // GstCudaContext whose CUcontext the scorer borrowed (checked above); the mappings
         // (`rmap`, `dmap`) outlive the call, and push_device returns only after the GPU has
