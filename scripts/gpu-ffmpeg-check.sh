@@ -40,7 +40,7 @@ configure_flags() { # prefix of the static libvmafcuda
     --enable-decoder=h264,hevc,rawvideo,wrapped_avframe --enable-parser=h264,hevc \
     --enable-demuxer=mov,yuv4mpegpipe --enable-muxer=null,rawvideo \
     --enable-encoder=wrapped_avframe,rawvideo --enable-protocol=file,pipe \
-    --enable-filter=vmafcuda,format,scale,null,hwdownload \
+    --enable-filter=vmafcuda,format,scale,null,hwdownload,hwupload_cuda \
     --enable-libvmafcuda --pkg-config-flags=--static --extra-ldflags=-static-libgcc \
     --extra-ldflags=-Wl,--gc-sections \
     "--extra-cflags=-I$prefix/include"
@@ -186,7 +186,7 @@ EOF
   run_ffmpeg -loglevel info -i "$d/ms_dist.mp4" -i "$d/ms_ref.mp4" \
     -lavfi "[0:v][1:v]vmafcuda=backend=cpu:log_fmt=json:log_path=$here/ms.cpu.json" -f null - \
     2>"$here/ms.cpu.log"
-  grep -a 'frame pairs scored' "$here/ms.cpu.log"
+  grep -a '64 frame pairs scored on cpu: 0 CUDA frame pairs read in place, 64 host frame pairs' "$here/ms.cpu.log"
   python3 ffmpeg-shim/ci/compare.py --no-psnr whole "$here/ms.cpu.json" "$d/ms.libvmaf.json"
   run_ffmpeg -loglevel info -i "$d/hd_dist.mp4" -i "$d/hd_ref.mp4" \
     -lavfi "[0:v][1:v]vmafcuda=backend=cpu:log_fmt=json:log_path=$here/hd.cpu.json" -f null - \
@@ -214,8 +214,10 @@ run() {
   local rows=() fpsrows=() failed=0
   mkdir -p "$out"
   [[ -x $ff ]] || { echo "$ff missing: run '$0 build' on the developer machine and carry $dest" >&2; exit 1; }
-  local gpu
-  gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n1 || true)
+  local gpu=""
+  if command -v nvidia-smi >/dev/null; then
+    gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n1 || true)
+  fi
   "$ff" -hide_banner -hwaccels >"$out/hwaccels.txt" 2>&1 || true
 
   # ffmpeg NAME ARGS...: one run, stderr in $out/NAME.log; sets rc, wall (s), frames, ffps
@@ -297,6 +299,13 @@ run() {
   ffrun ms.download "${hw[@]}" -i "$d/ms_dist.mp4" "${hw[@]}" -i "$d/ms_ref.mp4" \
     -lavfi "[0:v]hwdownload,format=nv12[d];[1:v]hwdownload,format=nv12[r];[d][r]vmafcuda=backend=cuda:log_fmt=json:log_path=$out/ms.download.json" -f null -
   check "ms: nvdec+hwdownload (host frames) == in place" compare same "$out/ms.download.json" "$out/ms.cuda.json"
+  # examples/ffmpeg-cuda.sh's mixed case: the reference decoded on the CPU and uploaded
+  # (hwupload_cuda) into the device that NVDEC decodes the distorted stream into.
+  ffrun ms.mixed -init_hw_device cuda=gpu -filter_hw_device gpu \
+    -hwaccel cuda -hwaccel_device gpu -hwaccel_output_format cuda -i "$d/ms_dist.mp4" -i "$d/ms_ref.mp4" \
+    -lavfi "[1:v]format=nv12,hwupload_cuda[r];[0:v][r]vmafcuda=backend=cuda:shots=0|14|36|46:log_fmt=json:log_path=$out/ms.mixed.json" -f null -
+  check "ms: nvdec + sw decode/hwupload_cuda, in place" all_in_place
+  check "ms: mixed == nvdec both, shots=0|14|36|46" compare same "$out/ms.mixed.json" "$out/ms.shots.json"
 
   echo "--- fps: 1080p, both streams looped (-stream_loop)"
   fps_row() { # MODE-LABEL

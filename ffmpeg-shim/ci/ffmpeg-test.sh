@@ -109,6 +109,8 @@ out="$work/out/$ms.scdet.json"
   -lavfi "[1:v]scdet=threshold=10[ref];[0:v][ref]vmafcuda=shots=scdet:feature=psnr:log_fmt=json:log_path=$out" \
   -f null - 2> "$work/out/scdet.log"
 grep 'shot [0-9]*: frames' "$work/out/scdet.log"
+# The closing line counts the frame pairs per path (the GPU check needs "N CUDA ... in place").
+grep 'frame pairs scored on cpu: 0 CUDA frame pairs read in place, 64 host frame pairs' "$work/out/scdet.log"
 cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}.vmaf_v0.6.1.full.json
 
 say "shots=auto (the engine's built-in detector)"
