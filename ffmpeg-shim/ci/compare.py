@@ -8,6 +8,9 @@ the pooled min/max/mean/harmonic_mean of every metric within a tolerance).
   compare.py subsample OURS.json N LIBVMAF.full.json
     (libvmaf's n_subsample: temporal features run on every frame, the others and the pooling on
     every N-th, so the reported frames carry the full run's values and pool over themselves)
+  compare.py same A.json B.json      (two vmafcuda logs: the same frames, every value bit for bit)
+Options before the mode: --tol=X (default 1e-9; 5.000001e-7 for libvmaf's 6-decimal CLI JSON),
+--no-psnr (skip psnr_* in the reference: a run without feature=psnr).
 """
 import json
 import sys
@@ -55,12 +58,40 @@ def compare_pooled(ours, ref, what):
     return worst
 
 
+def same(a_path, b_path):
+    a, b = load(a_path), load(b_path)
+    fa = [f["metrics"] for f in a["frames"]]
+    fb = [f["metrics"] for f in b["frames"]]
+    if len(fa) != len(fb):
+        raise SystemExit(f"{a_path}: {len(fa)} frames, {b_path}: {len(fb)}")
+    for i, (x, y) in enumerate(zip(fa, fb)):
+        if x != y:
+            diff = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+            raise SystemExit(f"{a_path} vs {b_path}: frame {i} differs in {diff}")
+    if a["pooled_metrics"] != b["pooled_metrics"]:
+        raise SystemExit(f"{a_path} vs {b_path}: pooled metrics differ")
+    print(f"ok {a_path} == {b_path}: {len(fa)} frames, every value bit for bit")
+
+
 def main():
-    global SKIP
+    global SKIP, TOL
+    args = sys.argv[1:]
+    while args and args[0].startswith("--"):
+        opt = args.pop(0)
+        if opt.startswith("--tol="):
+            TOL = float(opt[len("--tol="):])
+        elif opt == "--no-psnr":
+            SKIP = ("psnr_",)
+        else:
+            raise SystemExit(f"unknown option {opt}")
+    sys.argv[1:] = args
     mode, ours_path = sys.argv[1], sys.argv[2]
+    if mode == "same":
+        same(ours_path, sys.argv[3])
+        return
     ours = load(ours_path)
     if mode == "luma":  # monochrome input: no chroma PSNR to compare
-        SKIP, mode = ("psnr_cb", "psnr_cr"), "whole"
+        SKIP, mode = SKIP + ("psnr_cb", "psnr_cr"), "whole"
     if mode == "whole":
         ref = load(sys.argv[3])
         w = max(compare_frames(ours["frames"], ref["frames"], ours_path),

@@ -36,25 +36,9 @@ pkg-config --exists vmafcuda
 
 say "FFmpeg source (apt-get source ffmpeg)"
 src="$work/ffmpeg"
-if [ ! -f "$src/configure" ]; then
-  if ! apt-get source --print-uris ffmpeg >/dev/null 2>&1; then
-    # Mirror the existing Debian entries as deb-src (deb822 or one-line format).
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-      sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-        > /etc/apt/sources.list.d/vmafcuda-deb-src.sources
-    else
-      grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
-        > /etc/apt/sources.list.d/vmafcuda-deb-src.list
-    fi
-    apt-get update -qq
-  fi
-  rm -rf "$work/dl" && mkdir -p "$work/dl"
-  (cd "$work/dl" && apt-get source -qq --download-only ffmpeg 2>&1 | grep -v unsandboxed || true)
-  dsc="$(ls "$work"/dl/ffmpeg_*.dsc | head -n1)"
-  rm -rf "$src.tmp"
-  dpkg-source -x --skip-patches "$dsc" "$src.tmp" >/dev/null 2>&1
-  mv "$src.tmp" "$src"
-fi
+# shellcheck source=ffmpeg-shim/ci/ffmpeg-source.sh
+. "$repo/ffmpeg-shim/ci/ffmpeg-source.sh"
+ffmpeg_source "$work/dl" "$src"
 
 say "add the filter (apply.sh) and configure"
 "$repo/ffmpeg-shim/ffmpeg/apply.sh" "$src" >/dev/null
@@ -125,6 +109,8 @@ out="$work/out/$ms.scdet.json"
   -lavfi "[1:v]scdet=threshold=10[ref];[0:v][ref]vmafcuda=shots=scdet:feature=psnr:log_fmt=json:log_path=$out" \
   -f null - 2> "$work/out/scdet.log"
 grep 'shot [0-9]*: frames' "$work/out/scdet.log"
+# The closing line counts the frame pairs per path (the GPU check needs "N CUDA ... in place").
+grep 'frame pairs scored on cpu: 0 CUDA frame pairs read in place, 64 host frame pairs' "$work/out/scdet.log"
 cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}.vmaf_v0.6.1.full.json
 
 say "shots=auto (the engine's built-in detector)"

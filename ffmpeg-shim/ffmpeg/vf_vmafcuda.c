@@ -59,6 +59,8 @@ typedef struct VMAFCUDAContext {
     int psnr;
     int bpc;
     uint64_t nb_pushed;       /* frame pairs pushed */
+    uint64_t nb_in_place;     /* of those, CUDA frame pairs read in place (no copy, no download) */
+    const char *backend_used; /* "cpu" or "cuda", as it was when the first pair was scored */
     size_t nb_results;        /* frame results already attached */
     size_t nb_shots_logged;
     int finished;
@@ -544,7 +546,9 @@ static int do_vmafcuda(FFFrameSync *fs)
         av_frame_free(&ref);
         return ret;
     }
-    s->nb_pushed++;
+    s->nb_in_place += ref->format == AV_PIX_FMT_CUDA;
+    if (!s->nb_pushed++)
+        s->backend_used = vmafcuda_backend_name(s->scorer);
     s->events++;
     if ((ret = queue_pending(s, ref)) < 0) {
         av_frame_free(&ref);
@@ -584,6 +588,11 @@ static int finish_run(AVFilterContext *ctx, int send)
     }
     if (vmafcuda_pooled(s->scorer, "vmaf", &pooled) >= 0)
         av_log(ctx, AV_LOG_INFO, "VMAF score: %f\n", pick_pool(s, &pooled));
+    /* Says which path the frames took, so that a run can prove that CUDA frames were never
+     * copied: the filter reads CUDA frames only in place (it has no download path). */
+    av_log(ctx, AV_LOG_INFO, "%"PRIu64" frame pairs scored on %s: %"PRIu64" CUDA frame pairs read in place, "
+           "%"PRIu64" host frame pairs\n", s->nb_pushed, s->backend_used,
+           s->nb_in_place, s->nb_pushed - s->nb_in_place);
     if (s->log_path && (ret = vmafcuda_write_log(s->scorer, s->log_path, s->log_format)) < 0)
         return shim_error(ctx, ret, "cannot write the log");
     return 0;
