@@ -34,8 +34,13 @@
 use gst::glib;
 use gst::prelude::*;
 
+mod alerts;
+mod align;
+mod feeds;
 mod imp;
+mod pairing;
 mod picture;
+mod signature;
 
 pub use picture::FORMATS;
 
@@ -132,6 +137,36 @@ pub enum Backend {
     Cpu = 2,
 }
 
+/// How reference and distorted frames are matched.
+#[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafCudaPairing")]
+pub enum Pairing {
+    #[enum_value(name = "In arrival order (n-th with n-th)", nick = "arrival")]
+    Arrival = 0,
+    #[default]
+    #[enum_value(
+        name = "By running time (offset and tolerance; untimed frames in arrival order)",
+        nick = "timestamps"
+    )]
+    Timestamps = 1,
+}
+
+/// Whether the offset between the feeds is searched.
+#[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafCudaAlign")]
+pub enum Align {
+    #[default]
+    #[enum_value(name = "Use align-offset as set", nick = "none")]
+    None = 0,
+    #[enum_value(
+        name = "Find the offset within align-window from luma fingerprints, re-check at shots",
+        nick = "auto"
+    )]
+    Auto = 1,
+}
+
 /// Pooled statistics carried by `shot` and `pooled` messages.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PooledScore {
@@ -166,6 +201,10 @@ pub struct ShotScore {
     pub start: Option<gst::ClockTime>,
     pub end: Option<gst::ClockTime>,
     pub pooled: PooledScore,
+    /// Reference frames of this shot with no distorted partner (not scored).
+    pub frames_missing: u64,
+    /// Scored distorted frames that repeat the previous distorted picture.
+    pub frames_repeated: u64,
 }
 
 /// A `type=pooled` message (end of stream).
@@ -174,6 +213,67 @@ pub struct StreamScore {
     pub frames: u64,
     pub shots: u64,
     pub pooled: PooledScore,
+    pub frames_missing: u64,
+    pub frames_repeated: u64,
+    /// Distorted frames that matched no reference frame (repeated timestamps, extra frames).
+    pub frames_extra: u64,
+    pub gaps: u64,
+    pub alerts: u64,
+}
+
+/// A `type=gap` message: reference frames that went out unscored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GapReport {
+    /// `dropped` (distorted frames missing), `stalled` (the distorted feed went silent longer
+    /// than `stall-timeout`; the shot was ended) or `leading` (before the distorted feed began).
+    pub reason: String,
+    /// Shot the gap fell in, and the index the next scored frame gets.
+    pub shot: u64,
+    pub before_frame: u64,
+    pub frames: u64,
+    /// PTS of the first missing reference frame, and PTS + duration of the last.
+    pub start: Option<gst::ClockTime>,
+    pub end: Option<gst::ClockTime>,
+}
+
+/// A `type=alert` message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlertReport {
+    /// `frames` (`alert-frames` consecutive frames below `alert-threshold`) or `shot` (a shot's
+    /// pooled score below `alert-shot-threshold`).
+    pub reason: String,
+    pub shot: u64,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub start: Option<gst::ClockTime>,
+    pub end: Option<gst::ClockTime>,
+    /// The shot's pooled score, or the mean of the run of frames.
+    pub score: f64,
+    pub threshold: f64,
+    pub worst_frame: u64,
+    pub worst_score: f64,
+    /// Alerts held back by `alert-interval` since the previous one.
+    pub suppressed: u64,
+}
+
+/// A `type=align` message: the offset between the feeds was locked or changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlignReport {
+    /// Distorted running time minus reference running time, ns (positive: distorted is late).
+    pub offset: i64,
+    /// The same in reference frames.
+    pub offset_frames: i64,
+    /// `locked` (first lock) or `changed` (a re-check at a shot boundary moved it).
+    pub reason: String,
+    /// Why it locked when it did (`enough frames`, `end of a feed`, ...).
+    pub detail: String,
+    /// The search found it (false: `align-offset` was used, no offset matched).
+    pub found: bool,
+    /// Frame pairs compared at this offset and their mean fingerprint distance.
+    pub matched: u64,
+    pub cost: f64,
+    /// No other offset two or more frames away matched nearly as well.
+    pub distinct: bool,
 }
 
 /// A parsed `VMAF` element message.
@@ -182,6 +282,9 @@ pub enum VmafMessage {
     Frame(FrameScore),
     Shot(ShotScore),
     Pooled(StreamScore),
+    Gap(GapReport),
+    Alert(AlertReport),
+    Align(AlignReport),
 }
 
 /// Fields of frame messages that are not metrics.
@@ -209,6 +312,7 @@ impl VmafMessage {
             return None;
         }
         let time = |k: &str| s.get::<Option<gst::ClockTime>>(k).ok().flatten();
+        let count = |k: &str| s.get::<u64>(k).unwrap_or(0);
         let pooled = || -> Option<PooledScore> {
             Some(PooledScore {
                 score: s.get("score").ok()?,
@@ -240,11 +344,49 @@ impl VmafMessage {
                 start: time("start"),
                 end: time("end"),
                 pooled: pooled()?,
+                frames_missing: count("frames-missing"),
+                frames_repeated: count("frames-repeated"),
             })),
             "pooled" => Some(VmafMessage::Pooled(StreamScore {
                 frames: s.get("frames").ok()?,
                 shots: s.get("shots").ok()?,
                 pooled: pooled()?,
+                frames_missing: count("frames-missing"),
+                frames_repeated: count("frames-repeated"),
+                frames_extra: count("frames-extra"),
+                gaps: count("gaps"),
+                alerts: count("alerts"),
+            })),
+            "gap" => Some(VmafMessage::Gap(GapReport {
+                reason: s.get::<String>("reason").ok()?,
+                shot: s.get("shot").ok()?,
+                before_frame: s.get("before-frame").ok()?,
+                frames: s.get("frames").ok()?,
+                start: time("start"),
+                end: time("end"),
+            })),
+            "alert" => Some(VmafMessage::Alert(AlertReport {
+                reason: s.get::<String>("reason").ok()?,
+                shot: s.get("shot").ok()?,
+                first_frame: s.get("first-frame").ok()?,
+                last_frame: s.get("last-frame").ok()?,
+                start: time("start"),
+                end: time("end"),
+                score: s.get("score").ok()?,
+                threshold: s.get("threshold").ok()?,
+                worst_frame: s.get("worst-frame").ok()?,
+                worst_score: s.get("worst-score").ok()?,
+                suppressed: s.get("suppressed").ok()?,
+            })),
+            "align" => Some(VmafMessage::Align(AlignReport {
+                offset: s.get("offset").ok()?,
+                offset_frames: s.get("offset-frames").ok()?,
+                reason: s.get::<String>("reason").ok()?,
+                detail: s.get::<String>("detail").ok()?,
+                found: s.get("found").ok()?,
+                matched: s.get("matched").ok()?,
+                cost: s.get("cost").ok()?,
+                distinct: s.get("distinct").ok()?,
             })),
             _ => None,
         }
