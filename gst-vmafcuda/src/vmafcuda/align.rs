@@ -171,10 +171,12 @@ mod tests {
         let data: Vec<u8> = (0..w * h)
             .map(|p| {
                 let (x, y) = ((p % w) as i64, (p / w) as i64);
-                let cx = (i * 5).rem_euclid(w as i64);
-                let cy = (i * 3).rem_euclid(h as i64);
+                // Position and brightness jump around without a period.
+                let cx = (i * i * 7 + i * 13).rem_euclid(w as i64);
+                let cy = (i * i * 3 + i * 5).rem_euclid(h as i64);
                 let inside = (x - cx).abs() < 8 && (y - cy).abs() < 8;
-                let base = if inside { 220 } else { (x + y) as u8 };
+                let level = (i * i * 11 + i * 37).rem_euclid(41) as u8;
+                let base = if inside { 220 } else { (x + y) as u8 + level };
                 base.wrapping_add(((p as u8).wrapping_mul(31) ^ noise) % 3)
             })
             .collect();
