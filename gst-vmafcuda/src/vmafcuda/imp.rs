@@ -1590,6 +1590,10 @@ impl AggregatorImpl for VmafCuda {
         self.parent_flush()
     }
 
+    fn next_time(&self) -> Option<gst::ClockTime> {
+        catch(self, None, || self.live_deadline())
+    }
+
     fn update_src_caps(&self, _caps: &gst::Caps) -> Result<gst::Caps, gst::FlowError> {
         // The reference passes through unchanged.
         self.ref_pad

@@ -140,6 +140,11 @@ impl<T> Pairer<T> {
         }
     }
 
+    /// Running time of the reference frame at the head of the queue.
+    pub fn head_ref_rt(&self) -> Option<i64> {
+        self.refs.front().and_then(|f| f.rt)
+    }
+
     /// Whether the head reference frame has a timestamp (alignment needs them).
     pub fn head_ref_timed(&self) -> Option<bool> {
         self.refs.front().map(|f| f.rt.is_some())

@@ -162,11 +162,35 @@ impl VmafCuda {
         out
     }
 
+    /// Live mode: the running time at which `aggregate` should be called even if a pad has no
+    /// data (the aggregator adds its latency): when the reference frame at the head of the
+    /// queue has waited its longest for a silent distorted feed, or, with nothing waiting,
+    /// when the reference pad's next frame is due.
+    pub(super) fn live_deadline(&self) -> Option<gst::ClockTime> {
+        let due = {
+            let state = lock(&self.state);
+            let feeds = state.feeds.as_ref()?;
+            feeds.pairer.head_ref_rt().map(|rt| {
+                let offset = feeds.offset_ns().unwrap_or(feeds.config.window_ns);
+                rt + offset.max(0) + feeds.config.tolerance_ns + feeds.config.stall_ns
+            })
+        };
+        let due = due.or_else(|| {
+            let buffer = self.ref_pad.peek_buffer()?;
+            Self::running_time(&self.ref_pad, &buffer)
+        })?;
+        Some(gst::ClockTime::from_nseconds(due.max(0) as u64))
+    }
+
     /// The body of `aggregate`.
     pub(super) fn pair_and_score(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
-        self.take_in();
+        // EOS read before taking the buffers in: every buffer before the EOS is then taken in
+        // below, so an ended feed has nothing left in its pad.
         let ref_eos = self.ref_pad.is_eos();
         let dist_eos = self.dist_pad.is_eos();
+        self.take_in();
+        let ref_eos = ref_eos && !self.ref_pad.has_buffer();
+        let dist_eos = dist_eos && !self.dist_pad.has_buffer();
         {
             let mut state = lock(&self.state);
             let news = state.feeds.as_mut().and_then(|f| {
