@@ -199,7 +199,6 @@ fn delayed_multishot(delay: i64, props: &str) -> Vec<VmafMessage> {
 /// Every shot's frames and pooled mean equal libvmaf's fresh per-shot runs of the aligned pair.
 fn assert_aligned_pair_scores(msgs: &[VmafMessage], what: &str) {
     let all = frames(msgs);
-    eprintln!("{what}: gaps {:?} pooled {:?}", gaps(msgs), pooled(msgs));
     assert_eq!(all.len(), 64, "{what}: every frame paired");
     let shot_list = shots(msgs);
     assert_eq!(

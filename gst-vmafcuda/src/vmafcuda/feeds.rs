@@ -145,7 +145,9 @@ impl Feeds {
             .is_some_and(|h| h.covered_ns() >= window + MATCH_NS)
         {
             "enough frames"
-        } else if self.pairer.ref_span_ns() > window + MATCH_NS + self.config.stall_ns {
+        } else if self.pairer.stall_enabled
+            && self.pairer.ref_span_ns() > window + MATCH_NS + self.config.stall_ns
+        {
             "distorted feed silent"
         } else {
             return None;

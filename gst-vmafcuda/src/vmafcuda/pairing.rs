@@ -80,8 +80,10 @@ pub struct Pairer<T> {
     /// Distorted minus reference running time; None while the offset is being searched
     /// (then nothing is matched in timestamp mode).
     pub offset_ns: Option<i64>,
-    /// How long past its partner's due time a reference frame may wait, ns.
+    /// How long past its partner's due time a reference frame may wait, ns ...
     pub stall_ns: i64,
+    /// ... if stalls are detected at all (live feeds).
+    pub stall_enabled: bool,
     /// Most running time of distorted frames kept, ns.
     pub dist_limit_ns: i64,
     refs: VecDeque<Frame<T>>,
@@ -99,6 +101,7 @@ impl<T> Pairer<T> {
             tolerance_ns,
             offset_ns: Some(0),
             stall_ns,
+            stall_enabled: true,
             dist_limit_ns,
             refs: VecDeque::new(),
             dist: VecDeque::new(),
@@ -237,7 +240,7 @@ impl<T> Pairer<T> {
             return self.ref_only(Missing::DistEnded);
         }
         let newest = self.refs.back().and_then(|f| f.rt).unwrap_or(target);
-        if deadline_passed || newest - target > self.stall_ns {
+        if deadline_passed || (self.stall_enabled && newest - target > self.stall_ns) {
             return self.ref_only(Missing::Stalled);
         }
         None

@@ -85,10 +85,15 @@ impl VmafCuda {
         Some(LumaSignature::of(&picture.luma()))
     }
 
-    /// Moves every buffer the pads hold into the queues.
-    fn take_in(&self) {
+    /// Moves buffers from the pads into the queues: live, everything the pads hold (the
+    /// aggregator bounds that by the latency); otherwise one buffer per pad per call, so that
+    /// neither feed runs ahead of the other just because its upstream is faster.
+    fn take_in(&self, live: bool) {
         for (pad, on_ref) in [(&self.ref_pad, true), (&self.dist_pad, false)] {
-            while let Some(buffer) = pad.pop_buffer() {
+            let mut taken = 0;
+            while live || taken == 0 {
+                let Some(buffer) = pad.pop_buffer() else { break };
+                taken += 1;
                 let rt = Self::running_time(pad, &buffer);
                 let mut state = lock(&self.state);
                 let format = if on_ref {
@@ -108,6 +113,13 @@ impl VmafCuda {
                     (Some(f), true) => Self::signature(&buffer, f),
                     _ => None,
                 };
+                gst::trace!(
+                    CAT,
+                    imp = self,
+                    "queued {} frame pts {:?} running time {rt:?}",
+                    if on_ref { "reference" } else { "distorted" },
+                    buffer.pts()
+                );
                 feeds.push(on_ref, buffer, rt, sig);
             }
         }
@@ -188,13 +200,17 @@ impl VmafCuda {
         // below, so an ended feed has nothing left in its pad.
         let ref_eos = self.ref_pad.is_eos();
         let dist_eos = self.dist_pad.is_eos();
-        self.take_in();
+        // The aggregator reports no latency unless a live source is connected.
+        let live = self.obj().latency().is_some();
+        self.take_in(live);
         let ref_eos = ref_eos && !self.ref_pad.has_buffer();
         let dist_eos = dist_eos && !self.dist_pad.has_buffer();
         {
             let mut state = lock(&self.state);
             let news = state.feeds.as_mut().and_then(|f| {
                 f.pairer.set_dist_ended(dist_eos);
+                // Only a live feed can stall; a non-live one is just slower upstream.
+                f.pairer.stall_enabled = live;
                 f.try_lock(ref_eos || dist_eos)
             });
             if let Some(news) = news {
