@@ -242,7 +242,11 @@ fn align_auto_finds_delays_up_to_50_frames_both_ways_and_scores_like_the_aligned
     for delay in [50i64, -50, 13, -4] {
         let msgs = delayed_multishot(delay, "align=auto");
         let locks = aligns(&msgs);
-        assert_eq!(locks.len(), 1, "delay {delay}: one lock, no change at the shots");
+        assert_eq!(
+            locks.len(),
+            1,
+            "delay {delay}: one lock, no change at the shots"
+        );
         let a = locks[0];
         assert_eq!(a.reason, "locked");
         assert!(a.found && a.distinct, "delay {delay}: {a:?}");
@@ -256,10 +260,7 @@ fn align_auto_finds_delays_up_to_50_frames_both_ways_and_scores_like_the_aligned
 #[test]
 fn align_offset_set_by_hand_pairs_a_delayed_feed() {
     let delay = -20i64;
-    let msgs = delayed_multishot(
-        delay,
-        &format!("align-offset={}", delay * FRAME_NS as i64),
-    );
+    let msgs = delayed_multishot(delay, &format!("align-offset={}", delay * FRAME_NS as i64));
     assert!(aligns(&msgs).is_empty());
     assert_aligned_pair_scores(&msgs, "align-offset=-20 frames");
 }
@@ -580,7 +581,10 @@ fn live_feeds_report_latency_and_a_stalled_feed_becomes_a_gap() {
     // one frame.
     let (live, min, _) = latency.expect("latency answered");
     assert!(live);
-    assert_eq!(min, gst::ClockTime::from_nseconds(FRAME_NS + FRAME_NS / 2 - 1));
+    assert_eq!(
+        min,
+        gst::ClockTime::from_nseconds(FRAME_NS + FRAME_NS / 2 - 1)
+    );
 
     let p = pooled(&vmaf);
     let g = gaps(&vmaf);
@@ -592,9 +596,18 @@ fn live_feeds_report_latency_and_a_stalled_feed_becomes_a_gap() {
     assert!((15..=45).contains(&scored), "{scored} frames scored");
     let missing: u64 = g.iter().map(|g| g.frames).sum();
     assert_eq!(scored + missing, 75, "{g:?}");
-    assert_eq!(p.frames_missing, stalled[0].frames + g.iter().filter(|g| g.reason == "dropped").map(|g| g.frames).sum::<u64>());
+    assert_eq!(
+        p.frames_missing,
+        stalled[0].frames
+            + g.iter()
+                .filter(|g| g.reason == "dropped")
+                .map(|g| g.frames)
+                .sum::<u64>()
+    );
     // The stall ended the shot: the scored frames are all in shot 0, which was posted.
-    assert!(shots(&vmaf).iter().any(|s| s.frames == scored && s.index == 0));
+    assert!(shots(&vmaf)
+        .iter()
+        .any(|s| s.frames == scored && s.index == 0));
     // Identical live feeds: every scored pair is the same picture.
     assert!(frames(&vmaf).iter().all(|f| f.score > 90.0));
 }

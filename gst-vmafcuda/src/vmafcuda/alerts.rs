@@ -136,7 +136,13 @@ impl AlertMonitor {
     }
 
     /// A shot ended with pooled score `pooled` over `frames` (its scored frames, in order).
-    pub fn shot(&mut self, shot: u64, pooled: f64, frames: &[ScoredFrame], end: Option<u64>) -> Option<Alert> {
+    pub fn shot(
+        &mut self,
+        shot: u64,
+        pooled: f64,
+        frames: &[ScoredFrame],
+        end: Option<u64>,
+    ) -> Option<Alert> {
         let threshold = if self.config.shot_threshold > 0.0 {
             self.config.shot_threshold
         } else {
@@ -151,13 +157,22 @@ impl AlertMonitor {
         self.emit(alert, end.or(alert.start))
     }
 
-    fn summarise(kind: AlertKind, threshold: f64, frames: &[ScoredFrame], pooled: Option<f64>) -> Alert {
+    fn summarise(
+        kind: AlertKind,
+        threshold: f64,
+        frames: &[ScoredFrame],
+        pooled: Option<f64>,
+    ) -> Alert {
         let first = frames[0];
         let last = frames[frames.len() - 1];
         let worst = frames
             .iter()
             .copied()
-            .min_by(|a, b| a.score.partial_cmp(&b.score).unwrap_or(std::cmp::Ordering::Equal))
+            .min_by(|a, b| {
+                a.score
+                    .partial_cmp(&b.score)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
             .unwrap_or(first);
         let mean = frames.iter().map(|f| f.score).sum::<f64>() / frames.len() as f64;
         Alert {
@@ -229,8 +244,14 @@ mod tests {
                 posted.push(a);
             }
         }
-        assert_eq!(posted.iter().map(|a| a.first_frame).collect::<Vec<_>>(), vec![0, 10, 20]);
-        assert_eq!(posted.iter().map(|a| a.suppressed).collect::<Vec<_>>(), vec![0, 4, 4]);
+        assert_eq!(
+            posted.iter().map(|a| a.first_frame).collect::<Vec<_>>(),
+            vec![0, 10, 20]
+        );
+        assert_eq!(
+            posted.iter().map(|a| a.suppressed).collect::<Vec<_>>(),
+            vec![0, 4, 4]
+        );
         assert_eq!(m.suppressed_total, 4 + 4 + 4);
     }
 
@@ -242,12 +263,19 @@ mod tests {
             frames: 1,
             interval_ns: 0,
         });
-        let frames: Vec<ScoredFrame> = [70.0, 50.0, 55.0].iter().enumerate().map(|(i, &s)| f(i as u64, s)).collect();
+        let frames: Vec<ScoredFrame> = [70.0, 50.0, 55.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| f(i as u64, s))
+            .collect();
         for fr in &frames {
             assert_eq!(m.frame(*fr), None);
         }
         let a = m.shot(0, 58.3, &frames, Some(3 * F)).expect("alert");
-        assert_eq!((a.kind, a.score, a.worst_frame, a.threshold), (AlertKind::Shot, 58.3, 1, 60.0));
+        assert_eq!(
+            (a.kind, a.score, a.worst_frame, a.threshold),
+            (AlertKind::Shot, 58.3, 1, 60.0)
+        );
         assert_eq!(m.shot(0, 61.0, &frames, None), None);
     }
 }

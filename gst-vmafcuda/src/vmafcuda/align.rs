@@ -39,7 +39,12 @@ pub struct Estimate {
 
 /// The best offset of `dist` against `refs` (both sorted by running time), searched over
 /// `-window_ns..=window_ns` in steps of `frame_ns`.
-pub fn estimate(refs: &[Sample], dist: &[Sample], frame_ns: i64, window_ns: i64) -> Option<Estimate> {
+pub fn estimate(
+    refs: &[Sample],
+    dist: &[Sample],
+    frame_ns: i64,
+    window_ns: i64,
+) -> Option<Estimate> {
     if frame_ns <= 0 {
         return None;
     }
@@ -234,6 +239,9 @@ mod tests {
         }
         assert_eq!(h.held(), 2 * 11);
         assert_eq!(h.covered_ns(), 10 * FRAME);
-        assert_eq!(h.estimate(FRAME, 2 * FRAME).map(|e| e.offset_frames), Some(0));
+        assert_eq!(
+            h.estimate(FRAME, 2 * FRAME).map(|e| e.offset_frames),
+            Some(0)
+        );
     }
 }

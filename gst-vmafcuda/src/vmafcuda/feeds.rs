@@ -65,7 +65,12 @@ pub struct Feeds {
 impl Feeds {
     pub fn new(config: FeedConfig) -> Feeds {
         let dist_limit = 2 * config.window_ns + MATCH_NS + config.stall_ns + config.tolerance_ns;
-        let mut pairer = Pairer::new(config.mode, config.tolerance_ns, config.stall_ns, dist_limit);
+        let mut pairer = Pairer::new(
+            config.mode,
+            config.tolerance_ns,
+            config.stall_ns,
+            dist_limit,
+        );
         pairer.offset_ns = (!config.auto_align).then_some(config.offset_ns);
         Feeds {
             config,

@@ -356,9 +356,11 @@ impl VmafCuda {
             PoolMethod::HarmonicMean => stats.harmonic_mean,
         };
         let shot_index = state.shots_posted;
-        if let Some(alert) = state.alerts.as_mut().and_then(|m| {
-            m.shot(shot_index, pooled, &frames, end.map(|e| e.nseconds()))
-        }) {
+        if let Some(alert) = state
+            .alerts
+            .as_mut()
+            .and_then(|m| m.shot(shot_index, pooled, &frames, end.map(|e| e.nseconds())))
+        {
             out.extend(self.alert_messages(&alert));
         }
         state.times.retain(|&i, _| i > shot.last_frame);
@@ -382,7 +384,8 @@ impl VmafCuda {
             .field("worst-score", a.worst_score)
             .field("suppressed", a.suppressed)
             .build();
-        let text = format!(
+        let text =
+            format!(
             "VMAF alert: {} {}..={} of shot {} at {:.3} (threshold {}; worst frame {} at {:.3}){}",
             if a.kind.name() == "shot" { "shot frames" } else { "frames" },
             a.first_frame,
@@ -446,7 +449,10 @@ impl VmafCuda {
         );
         let s = Self::vmaf_structure("align")
             .field("offset", offset)
-            .field("offset-frames", (offset as f64 / frame_ns as f64).round() as i64)
+            .field(
+                "offset-frames",
+                (offset as f64 / frame_ns as f64).round() as i64,
+            )
             .field("reason", reason)
             .field("detail", detail)
             .field("found", e.is_some())
@@ -924,17 +930,18 @@ impl VmafCuda {
                 .field("frames-repeated", state.frames_repeated)
                 .field("frames-extra", state.frames_extra)
                 .field("gaps", state.gaps)
-                .field(
-                    "alerts",
-                    state.alerts.as_ref().map_or(0, |a| a.posted),
-                )
+                .field("alerts", state.alerts.as_ref().map_or(0, |a| a.posted))
                 .field(
                     "alerts-suppressed",
                     state.alerts.as_ref().map_or(0, |a| a.suppressed_total),
                 )
                 .field(
                     "align-offset",
-                    state.feeds.as_ref().and_then(|f| f.offset_ns()).unwrap_or(0),
+                    state
+                        .feeds
+                        .as_ref()
+                        .and_then(|f| f.offset_ns())
+                        .unwrap_or(0),
                 );
             gst::info!(
                 CAT,
@@ -1527,7 +1534,9 @@ impl AggregatorImpl for VmafCuda {
     }
 
     fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
-        catch(self, Err(gst::FlowError::Error), || self.pair_and_score(timeout))
+        catch(self, Err(gst::FlowError::Error), || {
+            self.pair_and_score(timeout)
+        })
     }
 
     fn sink_event(&self, pad: &gst_base::AggregatorPad, event: gst::Event) -> bool {

@@ -324,7 +324,10 @@ mod tests {
         p.set_dist_ended(true);
         let (pairs, missing, extra, _) = drain(&mut p);
         assert_eq!(missing, vec![(3, Missing::Dropped), (4, Missing::Dropped)]);
-        assert_eq!(pairs.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 1, 2, 5, 6, 7]);
+        assert_eq!(
+            pairs.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![0, 1, 2, 5, 6, 7]
+        );
         assert!(pairs.iter().all(|&(r, d, _)| d == r + 100));
         assert_eq!(extra, 0);
     }
@@ -336,7 +339,15 @@ mod tests {
             p.push_ref(frame(i, i as i64, i as u8 + 1));
         }
         // Frame 2 pushed twice (same timestamp and picture); frame 4 shows frame 3's picture.
-        for (id, t, seed) in [(100, 0, 1), (101, 1, 2), (102, 2, 3), (103, 2, 3), (104, 3, 4), (105, 4, 4), (106, 5, 6)] {
+        for (id, t, seed) in [
+            (100, 0, 1),
+            (101, 1, 2),
+            (102, 2, 3),
+            (103, 2, 3),
+            (104, 3, 4),
+            (105, 4, 4),
+            (106, 5, 6),
+        ] {
             p.push_dist(frame(id, t, seed));
         }
         p.set_dist_ended(true);
@@ -379,7 +390,13 @@ mod tests {
         assert_eq!(missing.len(), 13);
         assert!(missing.iter().all(|m| m.1 == Missing::Stalled));
         assert!(p.refs_len() <= 6);
-        assert!(matches!(p.next(true), Some(Step::RefOnly { why: Missing::Stalled, .. })));
+        assert!(matches!(
+            p.next(true),
+            Some(Step::RefOnly {
+                why: Missing::Stalled,
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -389,8 +406,16 @@ mod tests {
         p.push_dist(frame(100, 9, 1));
         assert!(matches!(p.next(false), Some(Step::Pair { .. })));
         let mut p: Pairer<u32> = Pairer::new(Mode::Timestamps, 0, F, F);
-        p.push_ref(Frame { item: 0, rt: None, sig: None });
-        p.push_dist(Frame { item: 1, rt: None, sig: None });
+        p.push_ref(Frame {
+            item: 0,
+            rt: None,
+            sig: None,
+        });
+        p.push_dist(Frame {
+            item: 1,
+            rt: None,
+            sig: None,
+        });
         assert!(matches!(p.next(false), Some(Step::Pair { .. })));
     }
 }

@@ -111,13 +111,15 @@ mod tests {
     fn black_against_white_is_distance_one_at_any_bit_depth() {
         let black = vec![0u16; 64 * 48];
         let white = vec![1023u16; 64 * 48];
-        let p = |d: &[u16]| LumaSignature::of(&Plane {
-            samples: Samples::U16(d),
-            width: 64,
-            height: 48,
-            stride: 64,
-            bpc: 10,
-        });
+        let p = |d: &[u16]| {
+            LumaSignature::of(&Plane {
+                samples: Samples::U16(d),
+                width: 64,
+                height: 48,
+                stride: 64,
+                bpc: 10,
+            })
+        };
         assert_eq!(p(&black).distance(&p(&white)), 1.0);
     }
 }

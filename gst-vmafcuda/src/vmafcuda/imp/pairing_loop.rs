@@ -42,7 +42,9 @@ impl VmafCuda {
             let config = state.settings.feed_config(frame_ns);
             match state.feeds.as_mut() {
                 Some(f) if f.config == config => return,
-                Some(f) if f.pairer.refs_len() + f.pairer.dist_len() == 0 => *f = Feeds::new(config),
+                Some(f) if f.pairer.refs_len() + f.pairer.dist_len() == 0 => {
+                    *f = Feeds::new(config)
+                }
                 Some(f) => {
                     f.config.frame_ns = frame_ns;
                     f.config.tolerance_ns = config.tolerance_ns;
@@ -92,7 +94,9 @@ impl VmafCuda {
         for (pad, on_ref) in [(&self.ref_pad, true), (&self.dist_pad, false)] {
             let mut taken = 0;
             while live || taken == 0 {
-                let Some(buffer) = pad.pop_buffer() else { break };
+                let Some(buffer) = pad.pop_buffer() else {
+                    break;
+                };
                 taken += 1;
                 let rt = Self::running_time(pad, &buffer);
                 let mut state = lock(&self.state);
@@ -149,7 +153,11 @@ impl VmafCuda {
         if state.gap.is_none() {
             let shot = state.shots_posted;
             if why == Missing::Stalled {
-                gst::warning!(CAT, imp = self, "the distorted feed stalled: ending the shot");
+                gst::warning!(
+                    CAT,
+                    imp = self,
+                    "the distorted feed stalled: ending the shot"
+                );
                 out.extend(self.boundary(state, "distorted feed stalled"));
             }
             state.gap = Some(OpenGap {
