@@ -148,7 +148,8 @@ impl AlertMonitor {
         } else {
             self.config.frame_threshold
         };
-        if threshold <= 0.0 || frames.is_empty() || !(pooled < threshold) {
+        let below = pooled.partial_cmp(&threshold) == Some(std::cmp::Ordering::Less);
+        if threshold <= 0.0 || frames.is_empty() || !below {
             return None;
         }
         let mut alert = Self::summarise(AlertKind::Shot, threshold, frames, Some(pooled));

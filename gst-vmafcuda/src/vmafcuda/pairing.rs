@@ -51,6 +51,9 @@ pub enum Missing {
 }
 
 /// One decision of the pairer.
+// A step is moved once from the pairer to the element and never stored: the size difference
+// between a pair and a single frame costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Step<T> {
     Pair {
@@ -274,7 +277,10 @@ mod tests {
     }
 
     /// Runs the pairer to completion: pairs (ref id, dist id, repeated) and counts.
-    fn drain(p: &mut Pairer<u32>) -> (Vec<(u32, u32, bool)>, Vec<(u32, Missing)>, usize, usize) {
+    /// Pairs (ref id, dist id, repeated), unmatched references, extra and repeated extras.
+    type Drained = (Vec<(u32, u32, bool)>, Vec<(u32, Missing)>, usize, usize);
+
+    fn drain(p: &mut Pairer<u32>) -> Drained {
         let (mut pairs, mut missing, mut extra, mut repeats) = (vec![], vec![], 0, 0);
         while let Some(s) = p.next(false) {
             match s {
