@@ -3,7 +3,8 @@
 //! the CPU.
 //!
 //! # Pads
-//! * `ref_sink`, `dist_sink` (always): the reference and distorted streams, frame aligned.
+//! * `ref_sink`, `dist_sink` (always): the reference and distorted streams (paired by running
+//!   time, see below).
 //!   `video/x-raw` or `video/x-raw(memory:CUDAMemory)`, formats I420, NV12, Y444, I420_10LE,
 //!   P010_10LE, GRAY8, GRAY16_LE. Both must have the same size and bit depth.
 //! * `src` (always): the reference buffers, passed through.
@@ -16,6 +17,35 @@
 //! sends); with `auto`, a cut found by the built-in detector on the reference luma
 //! ([`vmafcuda::shots`]).
 //!
+//! # Pairing, alignment, live feeds (broadcast QC)
+//! * `pairing=timestamps` (default): the reference frame at running time `t` is matched with the
+//!   distorted frame at `t + align-offset`, within `pairing-tolerance` (default: just under half
+//!   a reference frame). Where both feeds carry the same timestamps this is the old arrival
+//!   order, with the same numbers. A reference frame whose partner never came (a dropped frame)
+//!   passes through unscored and is reported in a `gap` message, never paired with the wrong
+//!   frame; a distorted frame that matches no reference frame (a repeated timestamp) is counted
+//!   (`frames-extra`); a scored distorted frame that is sample-for-sample the previous one while
+//!   the reference moved on is counted as repeated (`frames-repeated`). Frames without
+//!   timestamps, and `pairing=arrival`, pair in arrival order. Frame indices (`index`,
+//!   `shot-boundaries`) count scored pairs.
+//! * `align=auto`: the offset is searched within `±align-window` (whole reference frames) by
+//!   comparing luma fingerprints (the means of a 4x4 grid of regions, read from at most 64x36
+//!   samples per frame: microseconds on the CPU; CUDA frames are mapped into system memory for
+//!   it, a download of each frame, so only with `align=auto`). Frames are held until both feeds
+//!   cover `align-window` + 1 s, then the offset is locked and an `align` message posted; it is
+//!   re-checked at every shot boundary (an `align` message with `reason=changed` if it moved).
+//!   `align-offset` sets the offset by hand (`align=none`).
+//! * Live: the element reports its own latency (what reference frames wait here: the positive
+//!   part of `align-offset` plus the tolerance; with `align=auto`, `align-window` + 1 s + the
+//!   tolerance). When the distorted feed goes silent, reference frames wait at most
+//!   `stall-timeout` past their partner's due time: then the shot ends and they pass through
+//!   unscored as one `stalled` gap; queues stay bounded. Non-live feeds never stall (upstream is
+//!   just slower); one buffer per pad is taken per cycle.
+//! * Alerts: `alert-frames` consecutive frames below `alert-threshold` (once per run), or a
+//!   shot whose pooled score (`pool-method`) is below `alert-shot-threshold` (0: the same as
+//!   `alert-threshold`), post an `alert` message and a GStreamer warning; alerts closer than
+//!   `alert-interval` of stream time are suppressed and counted in the next one.
+//!
 //! # Bus messages
 //! Element messages with a structure named `VMAF`, field `type` one of:
 //! * `frame` (with `frame-message=true`): `index` (frame number), `shot`, `timestamp` (PTS),
@@ -23,10 +53,23 @@
 //!   `integer_motion2`, `psnr_y`, ...).
 //! * `shot`: `index` (shot number), `first-frame`, `last-frame`, `frames`, `start`
 //!   (PTS of the first frame), `end` (PTS of the last frame plus its duration), `score`
-//!   (pooled with `pool-method`), `mean`, `harmonic-mean`, `min`, `max`, `p5`.
+//!   (pooled with `pool-method`), `mean`, `harmonic-mean`, `min`, `max`, `p5`,
+//!   `frames-missing` (reference frames of the shot without a distorted partner),
+//!   `frames-repeated`.
 //! * `pooled` (at EOS): `frames`, `shots`, `frames-in-place` (frame pairs read straight from
-//!   CUDA memory, no copy of frame data), `frames-system-memory`, and the same statistics over
-//!   the whole stream.
+//!   CUDA memory, no copy of frame data), `frames-system-memory`, `frames-missing`,
+//!   `frames-repeated`, `frames-extra`, `gaps`, `alerts`, `alerts-suppressed`, `align-offset`
+//!   (ns), and the same statistics over the whole stream.
+//! * `gap`: reference frames that went out unscored: `reason` (`dropped`, `stalled`,
+//!   `leading` = before the distorted feed began), `shot` (open when the gap began),
+//!   `before-frame` (index of the next scored frame), `frames`, `start`, `end` (PTS range).
+//! * `alert`: `reason` (`frames` or `shot`), `shot`, `first-frame`, `last-frame`, `start`,
+//!   `end`, `score` (the shot's pooled score, or the mean of the run), `threshold`,
+//!   `worst-frame`, `worst-score`, `suppressed` (alerts held back since the previous one).
+//! * `align`: `offset` (ns, distorted minus reference running time), `offset-frames`,
+//!   `reason` (`locked`, `changed`), `detail`, `found` (false: nothing matched, `align-offset`
+//!   used), `matched`, `cost` (mean fingerprint distance), `distinct` (no other offset matched
+//!   nearly as well).
 //!
 //! All also carry `stream` = 0 (the field upstream's `vmaf` element uses). [`VmafMessage`]
 //! parses them.
