@@ -193,3 +193,81 @@ impl Feeds {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vmafcuda::frame::{Plane, Samples};
+
+    const F: i64 = 40_000_000;
+
+    fn sig(i: i64) -> LumaSignature {
+        let data: Vec<u8> = (0..32 * 32)
+            .map(|p| ((p as i64 * 7 + i * i * 13 + i * 29).rem_euclid(251)) as u8)
+            .collect();
+        LumaSignature::of(&Plane {
+            samples: Samples::U8(&data),
+            width: 32,
+            height: 32,
+            stride: 32,
+            bpc: 8,
+        })
+    }
+
+    fn config() -> FeedConfig {
+        FeedConfig {
+            mode: Mode::Timestamps,
+            tolerance_ns: F / 2 - 1,
+            auto_align: true,
+            offset_ns: 0,
+            window_ns: 10 * F,
+            stall_ns: 25 * F,
+            frame_ns: F,
+        }
+    }
+
+    /// Feeds frames `from..to` of both feeds, the distorted one `delay` frames late.
+    fn feed(f: &mut Feeds, from: i64, to: i64, delay: i64) {
+        for i in from..to {
+            f.push(true, gst::Buffer::new(), Some(i * F), Some(sig(i)));
+            f.push(
+                false,
+                gst::Buffer::new(),
+                Some((i + delay) * F),
+                Some(sig(i)),
+            );
+        }
+    }
+
+    #[test]
+    fn locks_once_enough_is_seen_and_a_recheck_follows_a_changed_delay() {
+        gst::init().expect("gst");
+        let mut f = Feeds::new(config());
+        assert_eq!(f.offset_ns(), None, "searching");
+        feed(&mut f, 0, 20, 3);
+        assert_eq!(f.try_lock(false), None, "not enough running time yet");
+        feed(&mut f, 20, 40, 3);
+        match f.try_lock(false) {
+            Some(AlignNews::Locked(Some(e), "enough frames")) => assert_eq!(e.offset_frames, 3),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(f.offset_ns(), Some(3 * F));
+        assert_eq!(f.recheck(), None, "same delay: no change");
+        // The processing chain now delays by 6 frames; the history forgets the old frames.
+        feed(&mut f, 1000, 1060, 6);
+        match f.recheck() {
+            Some(AlignNews::Changed(e)) => assert_eq!(e.offset_frames, 6),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(f.offset_ns(), Some(6 * F));
+        assert_eq!(
+            FeedConfig {
+                auto_align: false,
+                offset_ns: 2 * F,
+                ..config()
+            }
+            .hold_ns(),
+            2 * F + F / 2 - 1
+        );
+    }
+}
