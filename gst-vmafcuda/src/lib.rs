@@ -12,8 +12,9 @@ mod cuda_ffi;
 pub mod vmafcuda;
 
 pub use vmafcuda::{
-    shot_boundary_event, Backend, FrameScore, PoolMethod, PooledScore, ResultsFormat,
-    ShotDetection, ShotScore, StreamScore, VmafCuda, VmafMessage, SHOT_BOUNDARY_EVENT,
+    shot_boundary_event, AlertReport, Align, AlignReport, Backend, FrameScore, GapReport, Pairing,
+    PoolMethod, PooledScore, ResultsFormat, ShotDetection, ShotScore, StreamScore, VmafCuda,
+    VmafMessage, SHOT_BOUNDARY_EVENT,
 };
 
 fn plugin_init(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {

@@ -19,9 +19,17 @@ use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::shots::{ShotDetector, ShotDetectorConfig};
 use vmafcuda::{Geometry, Scorer, ScorerConfig};
 
+use super::alerts::{Alert, AlertConfig, AlertMonitor, ScoredFrame};
+use super::align::Estimate;
+use super::feeds::{AlignNews, FeedConfig, Feeds};
+use super::pairing::Mode;
 use super::picture::{ChromaLayout, HostPicture, Layout, FORMATS};
-use super::{Backend, PoolMethod, ResultsFormat, ShotDetection, SHOT_BOUNDARY_EVENT};
+use super::{
+    Align, Backend, Pairing, PoolMethod, ResultsFormat, ShotDetection, SHOT_BOUNDARY_EVENT,
+};
 use crate::cuda_ffi::{self, Api, CudaMappedFrame};
+
+mod pairing_loop;
 
 static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     gst::DebugCategory::new(
@@ -50,6 +58,16 @@ struct Settings {
     shot_boundaries: String,
     backend: Backend,
     cuda_device_id: i32,
+    pairing: Pairing,
+    pairing_tolerance: u64,
+    align: Align,
+    align_offset: i64,
+    align_window: u64,
+    stall_timeout: u64,
+    alert_threshold: f64,
+    alert_shot_threshold: f64,
+    alert_frames: u32,
+    alert_interval: u64,
 }
 
 impl Default for Settings {
@@ -71,9 +89,64 @@ impl Default for Settings {
             shot_boundaries: String::new(),
             backend: Backend::Auto,
             cuda_device_id: -1,
+            pairing: Pairing::Timestamps,
+            pairing_tolerance: 0,
+            align: Align::None,
+            align_offset: 0,
+            align_window: 2_000_000_000,
+            stall_timeout: 1_000_000_000,
+            alert_threshold: 0.0,
+            alert_shot_threshold: 0.0,
+            alert_frames: 1,
+            alert_interval: 10_000_000_000,
         }
     }
 }
+
+impl Settings {
+    /// How the feeds are paired, for reference frames of `frame_ns`.
+    fn feed_config(&self, frame_ns: i64) -> FeedConfig {
+        FeedConfig {
+            mode: match self.pairing {
+                Pairing::Arrival => Mode::Arrival,
+                Pairing::Timestamps => Mode::Timestamps,
+            },
+            // Default: anything closer than half a frame (exclusive, so that a frame exactly
+            // between two slots does not match both).
+            tolerance_ns: match self.pairing_tolerance {
+                0 => (frame_ns / 2 - 1).max(0),
+                t => t.min(i64::MAX as u64) as i64,
+            },
+            auto_align: self.align == Align::Auto,
+            offset_ns: self.align_offset,
+            window_ns: self.align_window.min(i64::MAX as u64 / 4) as i64,
+            stall_ns: self.stall_timeout.min(i64::MAX as u64 / 4) as i64,
+            frame_ns,
+        }
+    }
+
+    fn alert_config(&self) -> AlertConfig {
+        AlertConfig {
+            frame_threshold: self.alert_threshold,
+            shot_threshold: self.alert_shot_threshold,
+            frames: self.alert_frames,
+            interval_ns: self.alert_interval,
+        }
+    }
+}
+
+/// Reference frames of a gap being collected.
+#[derive(Clone, Copy, Debug)]
+struct OpenGap {
+    reason: &'static str,
+    shot: u64,
+    frames: u64,
+    start: Option<gst::ClockTime>,
+    end: Option<gst::ClockTime>,
+}
+
+/// Duration of a reference frame when neither caps nor buffers say (25 fps).
+const DEFAULT_FRAME_NS: i64 = 40_000_000;
 
 /// Parses `shot-boundaries`: frame indices separated by commas, spaces or semicolons.
 fn parse_boundaries(text: &str) -> Result<Vec<usize>, String> {
@@ -146,6 +219,18 @@ struct State {
     frames_system_memory: u64,
     dist_ended_warned: bool,
     finished: bool,
+    /// Frames waiting to be paired, alignment (see `feeds`); made at start.
+    feeds: Option<Feeds>,
+    alerts: Option<AlertMonitor>,
+    /// Scored frames of the open shot, for shot alerts (only with alerts on).
+    shot_frames: Vec<ScoredFrame>,
+    gap: Option<OpenGap>,
+    gaps: u64,
+    frames_missing: u64,
+    frames_repeated: u64,
+    frames_extra: u64,
+    shot_missing: u64,
+    shot_repeated: u64,
 }
 
 pub struct VmafCuda {
@@ -214,7 +299,7 @@ impl VmafCuda {
         self.element_message(b.build())
     }
 
-    fn shot_message(&self, state: &mut State, shot: &ShotResult) -> gst::Message {
+    fn shot_message(&self, state: &mut State, shot: &ShotResult) -> Messages {
         let split = state
             .pending
             .iter()
@@ -253,11 +338,129 @@ impl VmafCuda {
             .field("last-frame", shot.last_frame as u64)
             .field("frames", shot.frame_count() as u64)
             .field("start", first.pts)
-            .field("end", end);
+            .field("end", end)
+            .field("frames-missing", std::mem::take(&mut state.shot_missing))
+            .field("frames-repeated", std::mem::take(&mut state.shot_repeated));
         let b = Self::pooled_fields(b, &stats, state.settings.pool_method);
+        let mut out = vec![self.element_message(b.build())];
+        let split = state
+            .shot_frames
+            .iter()
+            .position(|f| f.index > shot.last_frame as u64)
+            .unwrap_or(state.shot_frames.len());
+        let frames: Vec<ScoredFrame> = state.shot_frames.drain(..split).collect();
+        let pooled = match state.settings.pool_method {
+            PoolMethod::Min => stats.min,
+            PoolMethod::Max => stats.max,
+            PoolMethod::Mean => stats.mean,
+            PoolMethod::HarmonicMean => stats.harmonic_mean,
+        };
+        let shot_index = state.shots_posted;
+        if let Some(alert) = state
+            .alerts
+            .as_mut()
+            .and_then(|m| m.shot(shot_index, pooled, &frames, end.map(|e| e.nseconds())))
+        {
+            out.extend(self.alert_messages(&alert));
+        }
         state.times.retain(|&i, _| i > shot.last_frame);
         state.shots_posted += 1;
-        self.element_message(b.build())
+        out
+    }
+
+    /// The `alert` element message and the GStreamer warning that go with it.
+    fn alert_messages(&self, a: &Alert) -> Messages {
+        let time = |t: Option<u64>| t.map(gst::ClockTime::from_nseconds);
+        let s = Self::vmaf_structure("alert")
+            .field("reason", a.kind.name())
+            .field("shot", a.shot)
+            .field("first-frame", a.first_frame)
+            .field("last-frame", a.last_frame)
+            .field("start", time(a.start))
+            .field("end", time(a.end))
+            .field("score", a.score)
+            .field("threshold", a.threshold)
+            .field("worst-frame", a.worst_frame)
+            .field("worst-score", a.worst_score)
+            .field("suppressed", a.suppressed)
+            .build();
+        let text =
+            format!(
+            "VMAF alert: {} {}..={} of shot {} at {:.3} (threshold {}; worst frame {} at {:.3}){}",
+            if a.kind.name() == "shot" { "shot frames" } else { "frames" },
+            a.first_frame,
+            a.last_frame,
+            a.shot,
+            a.score,
+            a.threshold,
+            a.worst_frame,
+            a.worst_score,
+            if a.suppressed > 0 {
+                format!("; {} alerts suppressed before this one", a.suppressed)
+            } else {
+                String::new()
+            }
+        );
+        gst::warning!(CAT, imp = self, "{text}");
+        let warning = gst::message::Warning::builder(gst::StreamError::Failed, &text)
+            .src(&*self.obj())
+            .build();
+        vec![self.element_message(s), warning]
+    }
+
+    /// The `gap` message of the gap being collected, if any.
+    fn close_gap(&self, state: &mut State) -> Messages {
+        let Some(g) = state.gap.take() else {
+            return Messages::new();
+        };
+        state.gaps += 1;
+        gst::info!(
+            CAT,
+            imp = self,
+            "gap ({}): {} reference frames unscored before frame {}",
+            g.reason,
+            g.frames,
+            state.next_frame
+        );
+        let s = Self::vmaf_structure("gap")
+            .field("reason", g.reason)
+            .field("shot", g.shot)
+            .field("before-frame", state.next_frame as u64)
+            .field("frames", g.frames)
+            .field("start", g.start)
+            .field("end", g.end)
+            .build();
+        vec![self.element_message(s)]
+    }
+
+    /// The `align` message for a lock or a change of the offset.
+    fn align_message(&self, state: &State, news: AlignNews) -> gst::Message {
+        let (reason, detail, e): (&str, &str, Option<Estimate>) = match news {
+            AlignNews::Locked(e, why) => ("locked", why, e),
+            AlignNews::Changed(e) => ("changed", "re-check at a shot boundary", Some(e)),
+        };
+        let feeds = state.feeds.as_ref();
+        let offset = feeds.and_then(|f| f.offset_ns()).unwrap_or(0);
+        let frame_ns = feeds.map_or(DEFAULT_FRAME_NS, |f| f.config.frame_ns).max(1);
+        gst::info!(
+            CAT,
+            imp = self,
+            "offset {reason} ({detail}): distorted {offset} ns after the reference ({e:?})"
+        );
+        let s = Self::vmaf_structure("align")
+            .field("offset", offset)
+            .field(
+                "offset-frames",
+                (offset as f64 / frame_ns as f64).round() as i64,
+            )
+            .field("reason", reason)
+            .field("detail", detail)
+            .field("found", e.is_some())
+            .field("matched", e.map_or(0, |e| e.matched as u64))
+            .field("cost", e.map_or(f64::NAN, |e| e.cost))
+            .field("distinct", e.is_some_and(|e| e.distinct))
+            .build();
+        self.element_message(s)
     }
 
     /// Frame and shot messages for what the scorer completed.
@@ -273,6 +476,20 @@ impl VmafCuda {
             if state.settings.frame_message {
                 out.push(self.frame_message(state, f));
             }
+            if let Some(monitor) = state.alerts.as_mut() {
+                let times = state.times.get(&f.index).copied().unwrap_or_default();
+                let frame = ScoredFrame {
+                    index: f.index as u64,
+                    shot: state.shots_posted,
+                    pts: times.pts.map(|t| t.nseconds()),
+                    duration: times.duration.map(|t| t.nseconds()),
+                    score: f.vmaf(),
+                };
+                state.shot_frames.push(frame);
+                if let Some(alert) = monitor.frame(frame) {
+                    out.extend(self.alert_messages(&alert));
+                }
+            }
         }
         for s in &progress.shots {
             gst::debug!(
@@ -283,7 +500,13 @@ impl VmafCuda {
                 s.first_frame,
                 s.last_frame
             );
-            out.push(self.shot_message(state, s));
+            out.extend(self.shot_message(state, s));
+        }
+        if !progress.shots.is_empty() {
+            // The offset between the feeds is re-checked at every shot boundary.
+            if let Some(news) = state.feeds.as_mut().and_then(|f| f.recheck()) {
+                out.push(self.align_message(state, news));
+            }
         }
         out
     }
@@ -711,7 +934,24 @@ impl VmafCuda {
                 .field("frames", state.all_scores.len() as u64)
                 .field("shots", state.shots_posted)
                 .field("frames-in-place", state.frames_in_place)
-                .field("frames-system-memory", state.frames_system_memory);
+                .field("frames-system-memory", state.frames_system_memory)
+                .field("frames-missing", state.frames_missing)
+                .field("frames-repeated", state.frames_repeated)
+                .field("frames-extra", state.frames_extra)
+                .field("gaps", state.gaps)
+                .field("alerts", state.alerts.as_ref().map_or(0, |a| a.posted))
+                .field(
+                    "alerts-suppressed",
+                    state.alerts.as_ref().map_or(0, |a| a.suppressed_total),
+                )
+                .field(
+                    "align-offset",
+                    state
+                        .feeds
+                        .as_ref()
+                        .and_then(|f| f.offset_ns())
+                        .unwrap_or(0),
+                );
             gst::info!(
                 CAT,
                 imp = self,
@@ -813,8 +1053,10 @@ impl VmafCuda {
             gst::element_imp_error!(self, gst::StreamError::Format, ("{e}"));
             return false;
         }
+        let ref_format = state.ref_format.clone().filter(|_| is_ref);
         drop(state);
-        if is_ref {
+        if let Some(f) = ref_format {
+            self.on_reference_format(&f);
             self.obj().src_pad().mark_reconfigure();
         }
         true
@@ -1032,6 +1274,69 @@ impl ObjectImpl for VmafCuda {
                     .default_value(d.cuda_device_id)
                     .mutable_ready()
                     .build(),
+                glib::ParamSpecEnum::builder_with_default("pairing", d.pairing)
+                    .nick("Pairing")
+                    .blurb("How reference and distorted frames are matched: timestamps (by running time, align-offset and pairing-tolerance; a frame missing on one side is reported as a gap, never paired with the wrong one; untimed frames in arrival order) or arrival (n-th with n-th)")
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt64::builder("pairing-tolerance")
+                    .nick("Pairing tolerance")
+                    .blurb("Largest difference of running times (ns) at which two frames still match (0: just under half a reference frame)")
+                    .default_value(d.pairing_tolerance)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecEnum::builder_with_default("align", d.align)
+                    .nick("Align")
+                    .blurb("none: the distorted feed is align-offset after the reference; auto: find the offset (within align-window, either direction) from luma fingerprints, lock it, post a VMAF align message, re-check it at every shot boundary")
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecInt64::builder("align-offset")
+                    .nick("Align offset")
+                    .blurb("Running time of the distorted feed minus the reference's (ns; positive: the distorted feed is late). With align=auto, the fallback when no offset matches")
+                    .default_value(d.align_offset)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt64::builder("align-window")
+                    .nick("Align window")
+                    .blurb("Largest offset (ns, either direction) align=auto searches; frames are held about this long plus 1 s before the first lock")
+                    .default_value(d.align_window)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt64::builder("stall-timeout")
+                    .nick("Stall timeout")
+                    .blurb("How long (ns of reference running time) reference frames wait past their partner's due time for a silent distorted feed before the shot is ended and they pass through unscored as a gap")
+                    .default_value(d.stall_timeout)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecDouble::builder("alert-threshold")
+                    .nick("Alert threshold")
+                    .blurb("Post a VMAF alert message and a warning when alert-frames consecutive frames, or a shot's pooled score (unless alert-shot-threshold is set), fall below this VMAF (0: off)")
+                    .minimum(0.0)
+                    .maximum(1000.0)
+                    .default_value(d.alert_threshold)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecDouble::builder("alert-shot-threshold")
+                    .nick("Shot alert threshold")
+                    .blurb("Pooled shot score (pool-method) below which a shot raises an alert (0: alert-threshold)")
+                    .minimum(0.0)
+                    .maximum(1000.0)
+                    .default_value(d.alert_shot_threshold)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt::builder("alert-frames")
+                    .nick("Alert frames")
+                    .blurb("Consecutive frames below alert-threshold that raise an alert (once per run)")
+                    .minimum(1)
+                    .default_value(d.alert_frames)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt64::builder("alert-interval")
+                    .nick("Alert interval")
+                    .blurb("Least stream time (ns) between two alerts; alerts in between are suppressed and counted in the next one (0: no limit)")
+                    .default_value(d.alert_interval)
+                    .mutable_ready()
+                    .build(),
             ]
         });
         PROPERTIES.as_ref()
@@ -1072,6 +1377,16 @@ impl ObjectImpl for VmafCuda {
             }
             "backend" => s.backend = value.get().unwrap_or_default(),
             "cuda-device-id" => s.cuda_device_id = value.get().unwrap_or(-1),
+            "pairing" => s.pairing = value.get().unwrap_or_default(),
+            "pairing-tolerance" => s.pairing_tolerance = value.get().unwrap_or(0),
+            "align" => s.align = value.get().unwrap_or_default(),
+            "align-offset" => s.align_offset = value.get().unwrap_or(0),
+            "align-window" => s.align_window = value.get().unwrap_or(s.align_window),
+            "stall-timeout" => s.stall_timeout = value.get().unwrap_or(s.stall_timeout),
+            "alert-threshold" => s.alert_threshold = value.get().unwrap_or(0.0),
+            "alert-shot-threshold" => s.alert_shot_threshold = value.get().unwrap_or(0.0),
+            "alert-frames" => s.alert_frames = value.get().unwrap_or(1),
+            "alert-interval" => s.alert_interval = value.get().unwrap_or(s.alert_interval),
             other => gst::warning!(CAT, imp = self, "unknown property {other}"),
         }
     }
@@ -1094,6 +1409,16 @@ impl ObjectImpl for VmafCuda {
             "shot-boundaries" => s.shot_boundaries.to_value(),
             "backend" => s.backend.to_value(),
             "cuda-device-id" => s.cuda_device_id.to_value(),
+            "pairing" => s.pairing.to_value(),
+            "pairing-tolerance" => s.pairing_tolerance.to_value(),
+            "align" => s.align.to_value(),
+            "align-offset" => s.align_offset.to_value(),
+            "align-window" => s.align_window.to_value(),
+            "stall-timeout" => s.stall_timeout.to_value(),
+            "alert-threshold" => s.alert_threshold.to_value(),
+            "alert-shot-threshold" => s.alert_shot_threshold.to_value(),
+            "alert-frames" => s.alert_frames.to_value(),
+            "alert-interval" => s.alert_interval.to_value(),
             _ => pspec.default_value().clone(),
         }
     }
@@ -1188,7 +1513,12 @@ impl AggregatorImpl for VmafCuda {
                     })?;
                 let mut state = lock(&self.state);
                 let (rf, df) = (state.ref_format.take(), state.dist_format.take());
+                let frame_ns = rf.as_ref().map_or(DEFAULT_FRAME_NS, Self::frame_ns);
+                let feeds = Feeds::new(settings.feed_config(frame_ns));
+                let alerts = AlertMonitor::new(settings.alert_config());
                 *state = State {
+                    feeds: Some(feeds),
+                    alerts: alerts.enabled().then_some(alerts),
                     settings,
                     boundaries,
                     model: Some(model),
@@ -1196,6 +1526,8 @@ impl AggregatorImpl for VmafCuda {
                     dist_format: df,
                     ..State::default()
                 };
+                drop(state);
+                self.update_latency();
                 Ok(())
             },
         )
@@ -1210,59 +1542,9 @@ impl AggregatorImpl for VmafCuda {
         })
     }
 
-    fn aggregate(&self, _timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
+    fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
         catch(self, Err(gst::FlowError::Error), || {
-            let ref_buf = self.ref_pad.peek_buffer();
-            let dist_buf = self.dist_pad.peek_buffer();
-            match (ref_buf, dist_buf) {
-                (None, dist) => {
-                    if !self.ref_pad.is_eos() {
-                        return Err(gst_base::AGGREGATOR_FLOW_NEED_DATA);
-                    }
-                    if dist.is_some() {
-                        gst::element_imp_warning!(
-                            self,
-                            gst::StreamError::Failed,
-                            ("the reference ended before the distorted stream: extra distorted frames are not scored")
-                        );
-                    }
-                    if let Err(e) = self.finish() {
-                        self.post_error_message(e);
-                        return Err(gst::FlowError::Error);
-                    }
-                    Err(gst::FlowError::Eos)
-                }
-                (Some(r), None) => {
-                    if !self.dist_pad.is_eos() {
-                        return Err(gst_base::AGGREGATOR_FLOW_NEED_DATA);
-                    }
-                    let warn = {
-                        let mut s = lock(&self.state);
-                        !std::mem::replace(&mut s.dist_ended_warned, true)
-                    };
-                    if warn {
-                        gst::element_imp_warning!(
-                            self,
-                            gst::StreamError::Failed,
-                            ("the distorted stream ended before the reference: remaining reference frames pass through unscored")
-                        );
-                    }
-                    self.ref_pad.drop_buffer();
-                    self.obj().finish_buffer(r)
-                }
-                (Some(r), Some(d)) => {
-                    self.ref_pad.drop_buffer();
-                    self.dist_pad.drop_buffer();
-                    match self.score_pair(&r, &d) {
-                        Ok(messages) => self.post(messages),
-                        Err(e) => {
-                            self.post_error_message(e);
-                            return Err(gst::FlowError::Error);
-                        }
-                    }
-                    self.obj().finish_buffer(r)
-                }
-            }
+            self.pair_and_score(timeout)
         })
     }
 
@@ -1278,28 +1560,27 @@ impl AggregatorImpl for VmafCuda {
                     Messages::new()
                 }
                 EventView::StreamStart(_) if is_ref => {
-                    self.boundary(&mut lock(&self.state), "stream-start")
+                    self.boundary_before_next(is_ref, "stream-start")
                 }
                 EventView::Segment(s) if is_ref => {
                     self.obj().update_segment(s.segment());
-                    self.boundary(&mut lock(&self.state), "new segment")
+                    self.boundary_before_next(is_ref, "new segment")
                 }
                 EventView::CustomDownstream(c)
                     if c.structure()
                         .is_some_and(|s| s.name() == SHOT_BOUNDARY_EVENT) =>
                 {
-                    let m = self.boundary(&mut lock(&self.state), "vmafcuda-shot-boundary event");
+                    let m = self.boundary_before_next(is_ref, "vmafcuda-shot-boundary event");
                     self.post(m);
                     // Addressed to us: consumed.
                     return Some(true);
                 }
                 _ if gst_video::DownstreamForceKeyUnitEvent::parse(&event).is_ok() => {
-                    let mut state = lock(&self.state);
-                    let mode = state.settings.shot_detection;
+                    let mode = lock(&self.state).settings.shot_detection;
                     if mode == ShotDetection::None {
                         Messages::new()
                     } else {
-                        self.boundary(&mut state, "force-key-unit event")
+                        self.boundary_before_next(is_ref, "force-key-unit event")
                     }
                 }
                 _ => Messages::new(),
@@ -1315,10 +1596,20 @@ impl AggregatorImpl for VmafCuda {
 
     fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
         let messages = catch(self, Messages::new(), || {
-            self.boundary(&mut lock(&self.state), "flush")
+            let mut state = lock(&self.state);
+            if let Some(f) = state.feeds.as_mut() {
+                f.clear();
+            }
+            let mut m = self.close_gap(&mut state);
+            m.extend(self.boundary(&mut state, "flush"));
+            m
         });
         self.post(messages);
         self.parent_flush()
+    }
+
+    fn next_time(&self) -> Option<gst::ClockTime> {
+        catch(self, None, || self.live_deadline())
     }
 
     fn update_src_caps(&self, _caps: &gst::Caps) -> Result<gst::Caps, gst::FlowError> {

@@ -3,7 +3,8 @@
 //! the CPU.
 //!
 //! # Pads
-//! * `ref_sink`, `dist_sink` (always): the reference and distorted streams, frame aligned.
+//! * `ref_sink`, `dist_sink` (always): the reference and distorted streams (paired by running
+//!   time, see below).
 //!   `video/x-raw` or `video/x-raw(memory:CUDAMemory)`, formats I420, NV12, Y444, I420_10LE,
 //!   P010_10LE, GRAY8, GRAY16_LE. Both must have the same size and bit depth.
 //! * `src` (always): the reference buffers, passed through.
@@ -16,6 +17,35 @@
 //! sends); with `auto`, a cut found by the built-in detector on the reference luma
 //! ([`vmafcuda::shots`]).
 //!
+//! # Pairing, alignment, live feeds (broadcast QC)
+//! * `pairing=timestamps` (default): the reference frame at running time `t` is matched with the
+//!   distorted frame at `t + align-offset`, within `pairing-tolerance` (default: just under half
+//!   a reference frame). Where both feeds carry the same timestamps this is the old arrival
+//!   order, with the same numbers. A reference frame whose partner never came (a dropped frame)
+//!   passes through unscored and is reported in a `gap` message, never paired with the wrong
+//!   frame; a distorted frame that matches no reference frame (a repeated timestamp) is counted
+//!   (`frames-extra`); a scored distorted frame that is sample-for-sample the previous one while
+//!   the reference moved on is counted as repeated (`frames-repeated`). Frames without
+//!   timestamps, and `pairing=arrival`, pair in arrival order. Frame indices (`index`,
+//!   `shot-boundaries`) count scored pairs.
+//! * `align=auto`: the offset is searched within `±align-window` (whole reference frames) by
+//!   comparing luma fingerprints (the means of a 4x4 grid of regions, read from at most 64x36
+//!   samples per frame: microseconds on the CPU; CUDA frames are mapped into system memory for
+//!   it, a download of each frame, so only with `align=auto`). Frames are held until both feeds
+//!   cover `align-window` + 1 s, then the offset is locked and an `align` message posted; it is
+//!   re-checked at every shot boundary (an `align` message with `reason=changed` if it moved).
+//!   `align-offset` sets the offset by hand (`align=none`).
+//! * Live: the element reports its own latency (what reference frames wait here: the positive
+//!   part of `align-offset` plus the tolerance; with `align=auto`, `align-window` + 1 s + the
+//!   tolerance). When the distorted feed goes silent, reference frames wait at most
+//!   `stall-timeout` past their partner's due time: then the shot ends and they pass through
+//!   unscored as one `stalled` gap; queues stay bounded. Non-live feeds never stall (upstream is
+//!   just slower); one buffer per pad is taken per cycle.
+//! * Alerts: `alert-frames` consecutive frames below `alert-threshold` (once per run), or a
+//!   shot whose pooled score (`pool-method`) is below `alert-shot-threshold` (0: the same as
+//!   `alert-threshold`), post an `alert` message and a GStreamer warning; alerts closer than
+//!   `alert-interval` of stream time are suppressed and counted in the next one.
+//!
 //! # Bus messages
 //! Element messages with a structure named `VMAF`, field `type` one of:
 //! * `frame` (with `frame-message=true`): `index` (frame number), `shot`, `timestamp` (PTS),
@@ -23,10 +53,23 @@
 //!   `integer_motion2`, `psnr_y`, ...).
 //! * `shot`: `index` (shot number), `first-frame`, `last-frame`, `frames`, `start`
 //!   (PTS of the first frame), `end` (PTS of the last frame plus its duration), `score`
-//!   (pooled with `pool-method`), `mean`, `harmonic-mean`, `min`, `max`, `p5`.
+//!   (pooled with `pool-method`), `mean`, `harmonic-mean`, `min`, `max`, `p5`,
+//!   `frames-missing` (reference frames of the shot without a distorted partner),
+//!   `frames-repeated`.
 //! * `pooled` (at EOS): `frames`, `shots`, `frames-in-place` (frame pairs read straight from
-//!   CUDA memory, no copy of frame data), `frames-system-memory`, and the same statistics over
-//!   the whole stream.
+//!   CUDA memory, no copy of frame data), `frames-system-memory`, `frames-missing`,
+//!   `frames-repeated`, `frames-extra`, `gaps`, `alerts`, `alerts-suppressed`, `align-offset`
+//!   (ns), and the same statistics over the whole stream.
+//! * `gap`: reference frames that went out unscored: `reason` (`dropped`, `stalled`,
+//!   `leading` = before the distorted feed began), `shot` (open when the gap began),
+//!   `before-frame` (index of the next scored frame), `frames`, `start`, `end` (PTS range).
+//! * `alert`: `reason` (`frames` or `shot`), `shot`, `first-frame`, `last-frame`, `start`,
+//!   `end`, `score` (the shot's pooled score, or the mean of the run), `threshold`,
+//!   `worst-frame`, `worst-score`, `suppressed` (alerts held back since the previous one).
+//! * `align`: `offset` (ns, distorted minus reference running time), `offset-frames`,
+//!   `reason` (`locked`, `changed`), `detail`, `found` (false: nothing matched, `align-offset`
+//!   used), `matched`, `cost` (mean fingerprint distance), `distinct` (no other offset matched
+//!   nearly as well).
 //!
 //! All also carry `stream` = 0 (the field upstream's `vmaf` element uses). [`VmafMessage`]
 //! parses them.
@@ -34,8 +77,13 @@
 use gst::glib;
 use gst::prelude::*;
 
+mod alerts;
+mod align;
+mod feeds;
 mod imp;
+mod pairing;
 mod picture;
+mod signature;
 
 pub use picture::FORMATS;
 
@@ -132,6 +180,36 @@ pub enum Backend {
     Cpu = 2,
 }
 
+/// How reference and distorted frames are matched.
+#[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafCudaPairing")]
+pub enum Pairing {
+    #[enum_value(name = "In arrival order (n-th with n-th)", nick = "arrival")]
+    Arrival = 0,
+    #[default]
+    #[enum_value(
+        name = "By running time (offset and tolerance; untimed frames in arrival order)",
+        nick = "timestamps"
+    )]
+    Timestamps = 1,
+}
+
+/// Whether the offset between the feeds is searched.
+#[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafCudaAlign")]
+pub enum Align {
+    #[default]
+    #[enum_value(name = "Use align-offset as set", nick = "none")]
+    None = 0,
+    #[enum_value(
+        name = "Find the offset within align-window from luma fingerprints, re-check at shots",
+        nick = "auto"
+    )]
+    Auto = 1,
+}
+
 /// Pooled statistics carried by `shot` and `pooled` messages.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PooledScore {
@@ -166,6 +244,10 @@ pub struct ShotScore {
     pub start: Option<gst::ClockTime>,
     pub end: Option<gst::ClockTime>,
     pub pooled: PooledScore,
+    /// Reference frames of this shot with no distorted partner (not scored).
+    pub frames_missing: u64,
+    /// Scored distorted frames that repeat the previous distorted picture.
+    pub frames_repeated: u64,
 }
 
 /// A `type=pooled` message (end of stream).
@@ -174,6 +256,67 @@ pub struct StreamScore {
     pub frames: u64,
     pub shots: u64,
     pub pooled: PooledScore,
+    pub frames_missing: u64,
+    pub frames_repeated: u64,
+    /// Distorted frames that matched no reference frame (repeated timestamps, extra frames).
+    pub frames_extra: u64,
+    pub gaps: u64,
+    pub alerts: u64,
+}
+
+/// A `type=gap` message: reference frames that went out unscored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GapReport {
+    /// `dropped` (distorted frames missing), `stalled` (the distorted feed went silent longer
+    /// than `stall-timeout`; the shot was ended) or `leading` (before the distorted feed began).
+    pub reason: String,
+    /// Shot the gap fell in, and the index the next scored frame gets.
+    pub shot: u64,
+    pub before_frame: u64,
+    pub frames: u64,
+    /// PTS of the first missing reference frame, and PTS + duration of the last.
+    pub start: Option<gst::ClockTime>,
+    pub end: Option<gst::ClockTime>,
+}
+
+/// A `type=alert` message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlertReport {
+    /// `frames` (`alert-frames` consecutive frames below `alert-threshold`) or `shot` (a shot's
+    /// pooled score below `alert-shot-threshold`).
+    pub reason: String,
+    pub shot: u64,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub start: Option<gst::ClockTime>,
+    pub end: Option<gst::ClockTime>,
+    /// The shot's pooled score, or the mean of the run of frames.
+    pub score: f64,
+    pub threshold: f64,
+    pub worst_frame: u64,
+    pub worst_score: f64,
+    /// Alerts held back by `alert-interval` since the previous one.
+    pub suppressed: u64,
+}
+
+/// A `type=align` message: the offset between the feeds was locked or changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlignReport {
+    /// Distorted running time minus reference running time, ns (positive: distorted is late).
+    pub offset: i64,
+    /// The same in reference frames.
+    pub offset_frames: i64,
+    /// `locked` (first lock) or `changed` (a re-check at a shot boundary moved it).
+    pub reason: String,
+    /// Why it locked when it did (`enough frames`, `end of a feed`, ...).
+    pub detail: String,
+    /// The search found it (false: `align-offset` was used, no offset matched).
+    pub found: bool,
+    /// Frame pairs compared at this offset and their mean fingerprint distance.
+    pub matched: u64,
+    pub cost: f64,
+    /// No other offset two or more frames away matched nearly as well.
+    pub distinct: bool,
 }
 
 /// A parsed `VMAF` element message.
@@ -182,6 +325,9 @@ pub enum VmafMessage {
     Frame(FrameScore),
     Shot(ShotScore),
     Pooled(StreamScore),
+    Gap(GapReport),
+    Alert(AlertReport),
+    Align(AlignReport),
 }
 
 /// Fields of frame messages that are not metrics.
@@ -209,6 +355,7 @@ impl VmafMessage {
             return None;
         }
         let time = |k: &str| s.get::<Option<gst::ClockTime>>(k).ok().flatten();
+        let count = |k: &str| s.get::<u64>(k).unwrap_or(0);
         let pooled = || -> Option<PooledScore> {
             Some(PooledScore {
                 score: s.get("score").ok()?,
@@ -240,11 +387,49 @@ impl VmafMessage {
                 start: time("start"),
                 end: time("end"),
                 pooled: pooled()?,
+                frames_missing: count("frames-missing"),
+                frames_repeated: count("frames-repeated"),
             })),
             "pooled" => Some(VmafMessage::Pooled(StreamScore {
                 frames: s.get("frames").ok()?,
                 shots: s.get("shots").ok()?,
                 pooled: pooled()?,
+                frames_missing: count("frames-missing"),
+                frames_repeated: count("frames-repeated"),
+                frames_extra: count("frames-extra"),
+                gaps: count("gaps"),
+                alerts: count("alerts"),
+            })),
+            "gap" => Some(VmafMessage::Gap(GapReport {
+                reason: s.get::<String>("reason").ok()?,
+                shot: s.get("shot").ok()?,
+                before_frame: s.get("before-frame").ok()?,
+                frames: s.get("frames").ok()?,
+                start: time("start"),
+                end: time("end"),
+            })),
+            "alert" => Some(VmafMessage::Alert(AlertReport {
+                reason: s.get::<String>("reason").ok()?,
+                shot: s.get("shot").ok()?,
+                first_frame: s.get("first-frame").ok()?,
+                last_frame: s.get("last-frame").ok()?,
+                start: time("start"),
+                end: time("end"),
+                score: s.get("score").ok()?,
+                threshold: s.get("threshold").ok()?,
+                worst_frame: s.get("worst-frame").ok()?,
+                worst_score: s.get("worst-score").ok()?,
+                suppressed: s.get("suppressed").ok()?,
+            })),
+            "align" => Some(VmafMessage::Align(AlignReport {
+                offset: s.get("offset").ok()?,
+                offset_frames: s.get("offset-frames").ok()?,
+                reason: s.get::<String>("reason").ok()?,
+                detail: s.get::<String>("detail").ok()?,
+                found: s.get("found").ok()?,
+                matched: s.get("matched").ok()?,
+                cost: s.get("cost").ok()?,
+                distinct: s.get("distinct").ok()?,
             })),
             _ => None,
         }

@@ -1,0 +1,196 @@
+//! Day-long soak of the element, faster than real time: two live `appsrc` feeds (64x48 GRAY8,
+//! 25 fps stream time), a shot boundary every 3 s, a dropped distorted frame every 20 s. The
+//! process RSS and the live CUDA resources must stay flat and every dropped frame must come
+//! back as a gap.
+//!
+//! Stream time is `VMAFCUDA_SOAK_HOURS` hours (default 0.05 h = 3 min, a few seconds in CI);
+//! the full run on the device: `VMAFCUDA_SOAK_HOURS=4 cargo test --release -p gst-vmafcuda
+//! --test soak -- --nocapture` (CUDA is used there through `backend=auto`). This file holds a
+//! single test so that the process RSS is its own.
+
+use std::sync::OnceLock;
+
+use gst::prelude::*;
+use gstvmafcuda::VmafMessage;
+
+const W: usize = 64;
+const H: usize = 48;
+const FRAME_NS: u64 = 40_000_000;
+const SHOT_FRAMES: u64 = 75;
+const DROP_EVERY: u64 = 500;
+
+fn init() {
+    static INIT: OnceLock<tempfile::TempDir> = OnceLock::new();
+    INIT.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::env::set_var("GST_REGISTRY", dir.path().join("registry.bin"));
+        std::env::set_var("GST_REGISTRY_FORK", "no");
+        gst::init().expect("gst init");
+        gstvmafcuda::plugin_register_static().expect("register vmafcuda");
+        dir
+    });
+}
+
+fn rss() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0
+}
+
+/// Least-squares slope of `ys` against `xs`.
+fn slope(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let (mut num, mut den) = (0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        num += (x - mx) * (y - my);
+        den += (x - mx) * (x - mx);
+    }
+    num / den
+}
+
+fn frame(i: u64, noise: u64) -> gst::Buffer {
+    let shot = i / SHOT_FRAMES;
+    let data: Vec<u8> = (0..W * H)
+        .map(|p| {
+            let (x, y) = ((p % W) as u64, (p / W) as u64);
+            ((x * (3 + shot % 5) + y * 5 + i * 7) % 200 + (x * y + i * 13 + noise) % 9) as u8
+        })
+        .collect();
+    let mut b = gst::Buffer::from_mut_slice(data);
+    {
+        let b = b.get_mut().expect("writable");
+        b.set_pts(gst::ClockTime::from_nseconds(i * FRAME_NS));
+        b.set_duration(gst::ClockTime::from_nseconds(FRAME_NS));
+    }
+    b
+}
+
+#[test]
+fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
+    init();
+    let hours: f64 = std::env::var("VMAFCUDA_SOAK_HOURS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.05);
+    let total = (hours * 3600.0 * 1e9 / FRAME_NS as f64) as u64;
+    let caps = gst_video::VideoCapsBuilder::new()
+        .format(gst_video::VideoFormat::Gray8)
+        .width(W as i32)
+        .height(H as i32)
+        .framerate(gst::Fraction::new(25, 1))
+        .build();
+    let pipeline = gst::parse::launch(
+        "appsrc name=r is-live=true format=time block=true max-buffers=8 ! \
+         vmafcuda name=v shot-detection=none alert-threshold=1 ! fakesink sync=false \
+         appsrc name=d is-live=true format=time block=true max-buffers=8 ! v.dist_sink",
+    )
+    .expect("pipeline")
+    .downcast::<gst::Bin>()
+    .expect("bin");
+    let src = |name: &str| {
+        let s = pipeline
+            .by_name(name)
+            .and_downcast::<gst_app::AppSrc>()
+            .expect("appsrc");
+        s.set_caps(Some(&caps));
+        s
+    };
+    let (r, d) = (src("r"), src("d"));
+    let bus = pipeline.bus().expect("bus");
+    pipeline.set_state(gst::State::Playing).expect("playing");
+
+    let feeder = std::thread::spawn(move || {
+        let mut drops = 0u64;
+        for i in 0..total {
+            if i > 0 && i % SHOT_FRAMES == 0 {
+                r.send_event(gstvmafcuda::shot_boundary_event());
+            }
+            if r.push_buffer(frame(i, 0)).is_err() {
+                break;
+            }
+            if i % DROP_EVERY == DROP_EVERY / 2 {
+                drops += 1;
+            } else if d.push_buffer(frame(i, 3 + i % 4)).is_err() {
+                break;
+            }
+        }
+        let _ = r.end_of_stream();
+        let _ = d.end_of_stream();
+        drops
+    });
+
+    let started = std::time::Instant::now();
+    let (mut shots, mut gap_frames, mut gaps) = (0u64, 0u64, 0u64);
+    let mut pooled = None;
+    let (mut xs, mut mem, mut cuda) = (Vec::new(), Vec::new(), Vec::new());
+    loop {
+        let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) else {
+            panic!("no message for 60 s: {shots} shots so far");
+        };
+        match msg.view() {
+            gst::MessageView::Eos(_) => break,
+            gst::MessageView::Error(e) => panic!("{} {:?}", e.error(), e.debug()),
+            _ => {}
+        }
+        match VmafMessage::parse(&msg) {
+            Some(VmafMessage::Shot(s)) => {
+                shots += 1;
+                // After a warm-up of 10 shots, sample every 10 shots.
+                if shots > 10 && shots % 10 == 0 {
+                    xs.push((s.last_frame + 1) as f64 * FRAME_NS as f64 / 3.6e12);
+                    mem.push(rss());
+                    cuda.push(vmafcuda::cuda::live_resources());
+                }
+            }
+            Some(VmafMessage::Gap(g)) => {
+                assert_eq!(g.reason, "dropped", "{g:?}");
+                gaps += 1;
+                gap_frames += g.frames;
+            }
+            Some(VmafMessage::Pooled(p)) => pooled = Some(p),
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).expect("null");
+    let drops = feeder.join().expect("feeder");
+    let p = pooled.expect("pooled message");
+    let elapsed = started.elapsed().as_secs_f64();
+    let stream_s = total as f64 * FRAME_NS as f64 / 1e9;
+    assert_eq!((gaps, gap_frames), (drops, drops), "every drop is one gap");
+    assert_eq!(p.frames_missing, drops);
+    assert_eq!(p.frames, total - drops);
+    assert_eq!(shots, total.div_ceil(SHOT_FRAMES));
+    assert!(xs.len() >= 3, "too short to measure: {} samples", xs.len());
+    let per_hour = slope(&xs, &mem);
+    // What must stay: 8 bytes per scored frame (pooled percentiles) = 720 kB per stream hour;
+    // beyond that, less than 200 kB over the whole run (allocator noise on short runs).
+    let allowed = 8.0 * 90_000.0 + 200_000.0 / hours;
+    eprintln!(
+        "soak: {stream_s:.0} s of stream time in {elapsed:.1} s ({:.0}x real time), {} frames, \
+         {shots} shots, {drops} drops -> {gaps} gaps; RSS {:.1} -> {:.1} MB, slope {:.3} MB per \
+         stream hour; CUDA live resources first {:?} last {:?}",
+        stream_s / elapsed,
+        p.frames,
+        mem.first().copied().unwrap_or(0.0) / 1e6,
+        mem.last().copied().unwrap_or(0.0) / 1e6,
+        per_hour / 1e6,
+        cuda.first(),
+        cuda.last()
+    );
+    assert!(
+        per_hour < allowed,
+        "RSS grows {:.2} MB per stream hour",
+        per_hour / 1e6
+    );
+    assert!(
+        cuda.windows(2).all(|w| w[0] == w[1]),
+        "live CUDA resources changed between shots: {:?} .. {:?}",
+        cuda.first(),
+        cuda.last()
+    );
+}
