@@ -1,128 +1,22 @@
 //! `vmafcuda`: score a distorted video against its reference with Netflix VMAF.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
+mod cli;
+
+use cli::args::{backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs};
+use cli::{fail, Failure};
 use vmafcuda::bench::{self, BenchSpec};
 use vmafcuda::frame::Picture;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
-use vmafcuda::scorer::BackendRequest;
 use vmafcuda::synth::SynthClip;
 use vmafcuda::y4m::Y4mReader;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
-
-#[derive(Parser)]
-#[command(
-    name = "vmafcuda",
-    version,
-    about = "Netflix VMAF, bit-exact with libvmaf 3.2.0",
-    after_help = "Examples:\n  vmafcuda score                                   # built-in demo clip\n  vmafcuda score -r ref.y4m -d dist.y4m -o out.json\n  vmafcuda score -r ref.y4m -d dist.y4m --model vmaf_4k_v0.6.1 --feature psnr --shots 0,120,300\n  vmafcuda bench --size 1920x1080 --frames 48"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Score DIST against REF (without both: a built-in synthetic demo clip).
-    Score(ScoreArgs),
-    /// Measure scoring speed on synthetic frames.
-    Bench(BenchArgs),
-}
-
-#[derive(clap::Args)]
-struct ScoreArgs {
-    /// Reference video (y4m).
-    #[arg(short, long, value_name = "REF")]
-    reference: Option<PathBuf>,
-    /// Distorted video (y4m), same size and bit depth as the reference.
-    #[arg(short, long, value_name = "DIST")]
-    distorted: Option<PathBuf>,
-    /// Built-in model name (vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a libvmaf JSON model file.
-    #[arg(short, long, default_value = "vmaf_v0.6.1", value_name = "NAME|PATH")]
-    model: String,
-    /// Extra feature to report (psnr).
-    #[arg(long, value_name = "NAME")]
-    feature: Vec<String>,
-    /// Shot boundaries: `none`, or the first frame of each shot (0-based), e.g. 0,120,300.
-    #[arg(long, value_name = "none|N,N,...")]
-    shots: Option<String>,
-    /// Where to compute: auto (CUDA if available, else CPU), cpu or cuda.
-    #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
-    backend: String,
-    /// Write per-frame, per-shot and pooled results to FILE.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Output file format.
-    #[arg(long, default_value = "json", value_name = "json|csv|xml")]
-    format: String,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Disable clipping of the score to the model's range.
-    #[arg(long)]
-    disable_clip: bool,
-    /// Apply the model's score transform.
-    #[arg(long)]
-    enable_transform: bool,
-    /// No progress on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-}
-
-#[derive(clap::Args)]
-struct BenchArgs {
-    /// Frame size WIDTHxHEIGHT (repeatable).
-    #[arg(long, default_value = "576x324")]
-    size: Vec<String>,
-    /// Frames per measurement.
-    #[arg(long, default_value_t = 48)]
-    frames: usize,
-    /// Bit depth of the synthetic frames.
-    #[arg(long, default_value_t = 8)]
-    bpc: u32,
-    /// What to measure: cpu, or cuda (the CPU, then CUDA from host frames and from frames
-    /// already in device memory, with ratios to the CPU).
-    #[arg(long, default_value = "cpu", value_name = "cpu|cuda")]
-    backend: String,
-    /// Measurements per figure (the median is printed).
-    #[arg(long, default_value_t = 3)]
-    runs: usize,
-    /// Frames per CPU measurement (default: --frames).
-    #[arg(long)]
-    cpu_frames: Option<usize>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-}
-
-/// A failure the CLI reports: a message and an exit code (1 = bad input, 3 = output error).
-struct Failure {
-    code: u8,
-    message: String,
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        Failure {
-            code: 1,
-            message: e.to_string(),
-        }
-    }
-}
-
-fn fail(code: u8, message: impl Into<String>) -> Failure {
-    Failure {
-        code,
-        message: message.into(),
-    }
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -148,29 +42,6 @@ fn init_threads(threads: Option<usize>) {
     }
 }
 
-fn parse_shots(s: &str) -> Result<Vec<usize>, Failure> {
-    if s.eq_ignore_ascii_case("none") || s.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut starts = Vec::new();
-    for part in s.split(',') {
-        let n: usize = part.trim().parse().map_err(|_| {
-            fail(
-                2,
-                format!("--shots: {part:?} is not a frame number (expected none or N,N,...)"),
-            )
-        })?;
-        starts.push(n);
-    }
-    if starts.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(fail(
-            2,
-            format!("--shots: frame numbers must be strictly ascending, got {s}"),
-        ));
-    }
-    Ok(starts)
-}
-
 fn load_model(spec: &str) -> Result<Model, Failure> {
     let path = std::path::Path::new(spec);
     let model = if spec.ends_with(".json") || path.exists() {
@@ -179,19 +50,6 @@ fn load_model(spec: &str) -> Result<Model, Failure> {
         Model::builtin(spec)
     };
     model.map_err(|e| fail(1, e.to_string()))
-}
-
-/// Parses `--backend`.
-fn backend_request(name: &str) -> Result<BackendRequest, Failure> {
-    match name {
-        "cpu" => Ok(BackendRequest::Cpu),
-        "auto" => Ok(BackendRequest::Auto),
-        "cuda" => Ok(BackendRequest::Cuda { device: 0 }),
-        other => Err(fail(
-            2,
-            format!("--backend: unknown backend {other:?} (auto, cpu or cuda)"),
-        )),
-    }
 }
 
 /// Source of frame pairs: two y4m files or the built-in clip.
@@ -420,19 +278,6 @@ fn print_summary(report: &Report) {
             v.mean, v.harmonic_mean, v.min, v.max
         );
     }
-}
-
-fn parse_size(s: &str) -> Result<(usize, usize), Failure> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| fail(2, format!("--size: expected WIDTHxHEIGHT, got {s:?}")))?;
-    let w = w
-        .parse()
-        .map_err(|_| fail(2, format!("--size: bad width in {s:?}")))?;
-    let h = h
-        .parse()
-        .map_err(|_| fail(2, format!("--size: bad height in {s:?}")))?;
-    Ok((w, h))
 }
 
 fn bench(args: BenchArgs) -> Result<(), Failure> {
