@@ -34,6 +34,7 @@ pub mod frame;
 pub mod model;
 pub mod pool;
 pub mod report;
+pub mod scale;
 pub mod scorer;
 pub mod session;
 pub mod shots;

@@ -1,21 +1,21 @@
 //! `vmafcuda`: score a distorted video against its reference with Netflix VMAF.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::Parser;
 
 mod cli;
 
 use cli::args::{backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs};
+use cli::input::{warn_stream_differences, VideoReader};
+use cli::ladder::{output_paths, Rendition, Source};
+use cli::progress::ProgressBar;
 use cli::{fail, Failure};
 use vmafcuda::bench::{self, BenchSpec};
-use vmafcuda::frame::Picture;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
+use vmafcuda::scale::BicubicScaler;
 use vmafcuda::synth::SynthClip;
-use vmafcuda::y4m::Y4mReader;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
 
 fn main() -> ExitCode {
@@ -52,115 +52,77 @@ fn load_model(spec: &str) -> Result<Model, Failure> {
     model.map_err(|e| fail(1, e.to_string()))
 }
 
-/// Source of frame pairs: two y4m files or the built-in clip.
-enum Input {
-    Files {
-        reference: Box<Y4mReader<std::io::BufReader<std::fs::File>>>,
-        distorted: Box<Y4mReader<std::io::BufReader<std::fs::File>>>,
-    },
-    Synthetic {
-        clip: SynthClip,
-        next: usize,
-    },
+/// The reference and the renditions, opened and checked against each other.
+struct Inputs {
+    reference: Source,
+    geometry: Geometry,
+    renditions: Vec<(Source, Option<BicubicScaler>)>,
+    default_shots: Vec<usize>,
 }
 
-impl Input {
-    fn geometry(&self) -> Geometry {
-        match self {
-            Input::Files { reference, .. } => {
-                let h = reference.header();
-                Geometry {
-                    width: h.width,
-                    height: h.height,
-                    bpc: h.bpc,
-                }
-            }
-            Input::Synthetic { clip, .. } => Geometry {
-                width: clip.width,
-                height: clip.height,
-                bpc: clip.bpc,
-            },
-        }
-    }
-
-    fn next_pair(&mut self) -> Result<Option<(Picture, Picture)>, Failure> {
-        match self {
-            Input::Files {
-                reference,
-                distorted,
-            } => {
-                let r = reference.read_picture().map_err(Error::from)?;
-                let d = distorted.read_picture().map_err(Error::from)?;
-                match (r, d) {
-                    (Some(r), Some(d)) => Ok(Some((r, d))),
-                    (None, None) => Ok(None),
-                    (r, _) => {
-                        let (short, long) = if r.is_some() {
-                            (distorted.path(), reference.path())
-                        } else {
-                            (reference.path(), distorted.path())
-                        };
-                        // libvmaf scores the common frames and warns; so do we.
-                        eprintln!(
-                            "vmafcuda: warning: {:?} ended before {:?}; scored the first {} frames",
-                            short,
-                            long,
-                            reference.frames_read().min(distorted.frames_read())
-                        );
-                        Ok(None)
+fn open_inputs(args: &ScoreArgs) -> Result<Inputs, Failure> {
+    match (&args.reference, args.distorted.as_slice()) {
+        (Some(r), [_, ..]) => {
+            let reference = VideoReader::open(r)?;
+            let ri = reference.info();
+            let mut renditions = Vec::new();
+            for d in &args.distorted {
+                let distorted = VideoReader::open(d)?;
+                let di = distorted.info();
+                if ri.bpc != di.bpc {
+                    return Err(Error::Mismatch {
+                        what: "bit depth",
+                        reference: format!("{} ({})", ri.bpc, r.display()),
+                        distorted: format!("{} ({})", di.bpc, d.display()),
                     }
+                    .into());
                 }
-            }
-            Input::Synthetic { clip, next } => {
-                if *next >= clip.frames {
-                    return Ok(None);
+                if ri.format != di.format {
+                    return Err(Error::Mismatch {
+                        what: "chroma format",
+                        reference: format!("{:?} ({})", ri.format, r.display()),
+                        distorted: format!("{:?} ({})", di.format, d.display()),
+                    }
+                    .into());
                 }
-                *next += 1;
-                Ok(Some(clip.pair(*next - 1)))
+                let scaler = if (ri.width, ri.height) == (di.width, di.height) {
+                    None
+                } else if !same_aspect((ri.width, ri.height), (di.width, di.height)) {
+                    // Another picture shape is another picture, not a rendition of this one.
+                    return Err(Error::Mismatch {
+                        what: "frame size (and aspect ratio, so it is not resized)",
+                        reference: format!("{}x{} ({})", ri.width, ri.height, r.display()),
+                        distorted: format!("{}x{} ({})", di.width, di.height, d.display()),
+                    }
+                    .into());
+                } else {
+                    if !args.quiet {
+                        eprintln!(
+                            "vmafcuda: {}: {}x{} is resized to the reference's {}x{} (bicubic, B=0 C=0.6)",
+                            d.display(),
+                            di.width,
+                            di.height,
+                            ri.width,
+                            ri.height
+                        );
+                    }
+                    Some(BicubicScaler::new(ri.width, ri.height))
+                };
+                warn_stream_differences((r, &ri), (d, &di));
+                renditions.push((Source::Video(Box::new(distorted)), scaler));
             }
-        }
-    }
-}
-
-fn open_input(args: &ScoreArgs) -> Result<(Input, Vec<usize>), Failure> {
-    match (&args.reference, &args.distorted) {
-        (Some(r), Some(d)) => {
-            let reference = Y4mReader::open(r).map_err(Error::from)?;
-            let distorted = Y4mReader::open(d).map_err(Error::from)?;
-            let (rh, dh) = (reference.header(), distorted.header());
-            if (rh.width, rh.height) != (dh.width, dh.height) {
-                return Err(Error::Mismatch {
-                    what: "frame size",
-                    reference: format!("{}x{} ({})", rh.width, rh.height, r.display()),
-                    distorted: format!("{}x{} ({})", dh.width, dh.height, d.display()),
-                }
-                .into());
-            }
-            if rh.bpc != dh.bpc {
-                return Err(Error::Mismatch {
-                    what: "bit depth",
-                    reference: format!("{} ({})", rh.bpc, r.display()),
-                    distorted: format!("{} ({})", dh.bpc, d.display()),
-                }
-                .into());
-            }
-            if rh.format != dh.format {
-                return Err(Error::Mismatch {
-                    what: "chroma format",
-                    reference: format!("{:?} ({})", rh.format, r.display()),
-                    distorted: format!("{:?} ({})", dh.format, d.display()),
-                }
-                .into());
-            }
-            Ok((
-                Input::Files {
-                    reference: Box::new(reference),
-                    distorted: Box::new(distorted),
+            Ok(Inputs {
+                geometry: Geometry {
+                    width: ri.width,
+                    height: ri.height,
+                    bpc: ri.bpc,
                 },
-                Vec::new(),
-            ))
+                reference: Source::Video(Box::new(reference)),
+                renditions,
+                default_shots: Vec::new(),
+            })
         }
-        (None, None) => {
+        (None, []) => {
             let clip = SynthClip::DEFAULT;
             if !args.quiet {
                 eprintln!(
@@ -168,13 +130,44 @@ fn open_input(args: &ScoreArgs) -> Result<(Input, Vec<usize>), Failure> {
                     clip.width, clip.height, clip.frames, clip.cut
                 );
             }
-            Ok((Input::Synthetic { clip, next: 0 }, vec![0, clip.cut]))
+            let side = |distorted| Source::Synthetic {
+                clip,
+                next: 0,
+                distorted,
+            };
+            Ok(Inputs {
+                reference: side(false),
+                geometry: Geometry {
+                    width: clip.width,
+                    height: clip.height,
+                    bpc: clip.bpc,
+                },
+                renditions: vec![(side(true), None)],
+                default_shots: vec![0, clip.cut],
+            })
         }
         _ => Err(fail(
             2,
             "give both --reference and --distorted (or neither for the built-in demo)",
         )),
     }
+}
+
+/// Aspect ratios within 1% of each other: a rendition of the same picture at another size.
+fn same_aspect(a: (usize, usize), b: (usize, usize)) -> bool {
+    let ra = a.0 as f64 / a.1 as f64;
+    let rb = b.0 as f64 / b.1 as f64;
+    (ra / rb - 1.0).abs() <= 0.01
+}
+
+/// libvmaf scores the common frames of inputs of unequal length and warns; so do we.
+fn warn_shorter(short: &Source, long: &Source, scored: usize) {
+    eprintln!(
+        "vmafcuda: warning: {} ended before {}; scored the first {} frames",
+        short.name(),
+        long.name(),
+        scored
+    );
 }
 
 fn score(args: ScoreArgs) -> Result<(), Failure> {
@@ -190,7 +183,12 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     }
     let model = load_model(&args.model)?;
     let backend = backend_request(&args.backend)?;
-    let (mut input, default_shots) = open_input(&args)?;
+    let Inputs {
+        mut reference,
+        geometry,
+        renditions,
+        default_shots,
+    } = open_inputs(&args)?;
     let shots = match &args.shots {
         Some(s) => parse_shots(s)?,
         None => default_shots,
@@ -204,49 +202,111 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         },
         ..ScorerConfig::new(model)
     };
-    let mut scorer = Scorer::with_backend(config, input.geometry(), backend)?;
-    if !args.quiet {
-        if let Some(note) = scorer.backend_note() {
-            eprintln!("vmafcuda: backend auto: {note}");
+    let mut ladder = Vec::with_capacity(renditions.len());
+    for (source, scaler) in renditions {
+        let scorer = Scorer::with_backend(config.clone(), geometry, backend.clone())?;
+        if ladder.is_empty() && !args.quiet {
+            if let Some(note) = scorer.backend_note() {
+                eprintln!("vmafcuda: backend auto: {note}");
+            }
         }
+        ladder.push(Rendition {
+            source,
+            scaler,
+            scorer,
+            ended: false,
+        });
     }
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let total = reference
+        .info()
+        .and_then(|i| i.frames)
+        .or(match &reference {
+            Source::Synthetic { clip, .. } => Some(clip.frames),
+            Source::Video(_) => None,
+        });
+    let mut progress = ProgressBar::new(total, args.quiet);
     let batch_size = 2 * rayon::current_num_threads();
-    let started = Instant::now();
-    let mut last_progress = Instant::now();
     loop {
         let mut batch = Vec::with_capacity(batch_size);
         while batch.len() < batch_size {
-            match input.next_pair()? {
-                Some(pair) => batch.push(pair),
+            match reference.read_picture()? {
+                Some(p) => batch.push(p),
                 None => break,
             }
         }
-        if batch.is_empty() {
+        for r in ladder.iter_mut().filter(|r| !r.ended) {
+            let distorted = r.read(batch.len())?;
+            if distorted.len() < batch.len() {
+                r.ended = true;
+                progress.finish();
+                let scored = r.scorer.frames_pushed() + distorted.len();
+                warn_shorter(&r.source, &reference, scored);
+            }
+            let views: Vec<_> = batch
+                .iter()
+                .zip(&distorted)
+                .map(|(r, d)| (r.view(), d.view()))
+                .collect();
+            r.scorer.push_batch(&views)?;
+        }
+        progress.update(reference.frames_read());
+        if batch.len() < batch_size || ladder.iter().all(|r| r.ended) {
             break;
         }
-        let views: Vec<_> = batch.iter().map(|(r, d)| (r.view(), d.view())).collect();
-        scorer.push_batch(&views)?;
-        if show_progress && last_progress.elapsed().as_millis() > 250 {
-            last_progress = Instant::now();
-            let n = scorer.frames_pushed();
-            eprint!(
-                "\r{n} frames, {:.1} fps",
-                n as f64 / started.elapsed().as_secs_f64()
-            );
+    }
+    progress.finish();
+    // The reference ended: renditions with frames left are longer than it.
+    for r in ladder.iter_mut().filter(|r| !r.ended) {
+        if r.source.read_picture()?.is_some() {
+            warn_shorter(&reference, &r.source, r.scorer.frames_pushed());
         }
     }
-    if show_progress {
-        eprintln!();
-    }
-    if scorer.frames_pushed() == 0 {
-        return Err(fail(1, "no frames to score (an input is empty)"));
-    }
-    let report = scorer.finish();
-    print_summary(&report);
-    if let Some(path) = &args.output {
-        std::fs::write(path, report.render(format))
-            .map_err(|e| fail(3, format!("{}: cannot write output: {e}", path.display())))?;
+    let outputs = match &args.output {
+        Some(out) => {
+            let names: Vec<_> = args.distorted.clone();
+            let paths = output_paths(out, &names, format);
+            if paths.len() > 1 || out.is_dir() {
+                if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+                    if !dir.as_os_str().is_empty() {
+                        std::fs::create_dir_all(dir).map_err(|e| {
+                            fail(3, format!("{}: cannot create: {e}", dir.display()))
+                        })?;
+                    }
+                }
+            }
+            paths.into_iter().map(Some).collect()
+        }
+        None => vec![None; ladder.len()],
+    };
+    let several = ladder.len() > 1;
+    for (i, (r, out)) in ladder.into_iter().zip(outputs).enumerate() {
+        if r.scorer.frames_pushed() == 0 {
+            return Err(fail(
+                1,
+                format!(
+                    "{}: no frames to score (an input is empty)",
+                    r.source.name()
+                ),
+            ));
+        }
+        let name = format!(
+            "{} ({}{})",
+            r.source.name(),
+            r.source.how(),
+            r.scaler.map_or(String::new(), |s| format!(
+                ", resized to {}x{}",
+                s.width, s.height
+            ))
+        );
+        let report = r.scorer.finish();
+        if several {
+            println!("rendition {}: {name}", i + 1);
+        }
+        print_summary(&report);
+        if let Some(path) = out {
+            std::fs::write(&path, report.render(format))
+                .map_err(|e| fail(3, format!("{}: cannot write output: {e}", path.display())))?;
+        }
     }
     Ok(())
 }

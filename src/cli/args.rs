@@ -8,12 +8,26 @@ use vmafcuda::scorer::BackendRequest;
 
 use super::{fail, Failure};
 
+const EXAMPLES: &str = "\
+Examples:
+  vmafcuda score                                     # built-in demo clip, no files needed
+  vmafcuda score -r ref.y4m -d dist.y4m -o vmaf.json
+  vmafcuda score -r ref.mkv -d dist.mp4              # FFmpeg input (build with --features ffmpeg)
+  vmafcuda score -r ref.y4m -d dist.y4m --model vmaf_4k_v0.6.1 --feature psnr --shots 0,120,300
+  vmafcuda score -r ref.y4m -d 1080p.mp4 -d 720p.mp4 -d 480p.mp4 -o results/
+                                                     # a ladder: one pass over the reference,
+                                                     # smaller renditions upscaled (bicubic)
+  vmafcuda score -r ref.y4m -d dist.y4m --format csv -o vmaf.csv --backend cpu
+  vmafcuda bench --size 1920x1080 --frames 48
+
+Exit codes: 0 ok, 1 bad input, 2 bad command line, 3 cannot write the output.";
+
 #[derive(Parser)]
 #[command(
     name = "vmafcuda",
     version,
     about = "Netflix VMAF, bit-exact with libvmaf 3.2.0",
-    after_help = "Examples:\n  vmafcuda score                                   # built-in demo clip\n  vmafcuda score -r ref.y4m -d dist.y4m -o out.json\n  vmafcuda score -r ref.y4m -d dist.y4m --model vmaf_4k_v0.6.1 --feature psnr --shots 0,120,300\n  vmafcuda bench --size 1920x1080 --frames 48"
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -22,7 +36,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Score DIST against REF (without both: a built-in synthetic demo clip).
+    /// Score DIST (one or several renditions) against REF (without both: a built-in demo clip).
     Score(ScoreArgs),
     /// Measure scoring speed on synthetic frames.
     Bench(BenchArgs),
@@ -30,12 +44,15 @@ pub enum Command {
 
 #[derive(clap::Args)]
 pub struct ScoreArgs {
-    /// Reference video (y4m).
+    /// Reference video: y4m (read natively), or anything FFmpeg decodes in a build with the
+    /// `ffmpeg` feature (mp4, mkv, ...).
     #[arg(short, long, value_name = "REF")]
     pub reference: Option<PathBuf>,
-    /// Distorted video (y4m), same size and bit depth as the reference.
+    /// Distorted video, same bit depth and chroma format as the reference. Repeat to score a
+    /// ladder of renditions in one pass over the reference; a rendition of another size is
+    /// resized to the reference size (bicubic, B=0 C=0.6, as swscale's default bicubic).
     #[arg(short, long, value_name = "DIST")]
-    pub distorted: Option<PathBuf>,
+    pub distorted: Vec<PathBuf>,
     /// Built-in model name (vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a libvmaf JSON model file.
     #[arg(short, long, default_value = "vmaf_v0.6.1", value_name = "NAME|PATH")]
     pub model: String,
@@ -48,8 +65,10 @@ pub struct ScoreArgs {
     /// Where to compute: auto (CUDA if available, else CPU), cpu or cuda.
     #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
     pub backend: String,
-    /// Write per-frame, per-shot and pooled results to FILE.
-    #[arg(short, long, value_name = "FILE")]
+    /// Write per-frame, per-shot and pooled results to FILE. With several --distorted: one file
+    /// per rendition, FILE with the rendition's name before the extension (out.json ->
+    /// out.NAME.json), or DIR/NAME.json when FILE is a directory (or ends in /).
+    #[arg(short, long, value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
     /// Output file format.
     #[arg(long, default_value = "json", value_name = "json|csv|xml")]
@@ -63,7 +82,7 @@ pub struct ScoreArgs {
     /// Apply the model's score transform.
     #[arg(long)]
     pub enable_transform: bool,
-    /// No progress on stderr.
+    /// No progress bar or notes on stderr (the bar is drawn only when stderr is a terminal).
     #[arg(short, long)]
     pub quiet: bool,
 }

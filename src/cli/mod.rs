@@ -3,6 +3,11 @@
 use vmafcuda::Error;
 
 pub mod args;
+#[cfg(feature = "ffmpeg")]
+pub mod ffmpeg_input;
+pub mod input;
+pub mod ladder;
+pub mod progress;
 
 /// A failure the CLI reports: a message and an exit code (1 = bad input, 3 = output error).
 pub struct Failure {
