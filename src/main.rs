@@ -263,9 +263,14 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     }
     let outputs = match &args.output {
         Some(out) => {
-            let names: Vec<_> = args.distorted.clone();
+            let names = if args.distorted.is_empty() {
+                vec![std::path::PathBuf::from("demo")]
+            } else {
+                args.distorted.clone()
+            };
             let paths = output_paths(out, &names, format);
-            if paths.len() > 1 || out.is_dir() {
+            let into_dir = out.is_dir() || out.to_string_lossy().ends_with('/');
+            if paths.len() > 1 || into_dir {
                 if let Some(dir) = paths.first().and_then(|p| p.parent()) {
                     if !dir.as_os_str().is_empty() {
                         std::fs::create_dir_all(dir).map_err(|e| {

@@ -112,6 +112,6 @@ mod tests {
             .replace("0:00:50", "0:50")
         );
         assert_eq!(render(10, None, 4.0), "10 frames  2.5 fps  0:04 elapsed");
-        assert!(render(1, Some(100_000), 0.5).ends_with("ETA 13:53:19"));
+        assert!(render(1, Some(100_000), 0.5).ends_with("ETA 13:53:20"));
     }
 }
