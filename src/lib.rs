@@ -35,6 +35,7 @@ pub mod model;
 pub mod pool;
 pub mod prefetch;
 pub mod report;
+pub mod scale;
 pub mod scorer;
 pub mod session;
 pub mod shots;

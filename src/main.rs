@@ -1,128 +1,23 @@
 //! `vmafcuda`: score a distorted video against its reference with Netflix VMAF.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
+mod cli;
+
+use cli::args::{backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs};
+use cli::input::{warn_stream_differences, VideoReader};
+use cli::ladder::{output_paths, Rendition, Source};
+use cli::progress::ProgressBar;
+use cli::{fail, Failure};
 use vmafcuda::bench::{self, BenchSpec};
-use vmafcuda::frame::Picture;
 use vmafcuda::model::{Model, PredictOptions};
-use vmafcuda::prefetch::{Prefetched, ReadOptions};
 use vmafcuda::report::{Format, Report};
-use vmafcuda::scorer::{BackendKind, BackendRequest};
+use vmafcuda::scale::BicubicScaler;
+use vmafcuda::scorer::BackendKind;
 use vmafcuda::synth::SynthClip;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
-
-#[derive(Parser)]
-#[command(
-    name = "vmafcuda",
-    version,
-    about = "Netflix VMAF, bit-exact with libvmaf 3.2.0",
-    after_help = "Examples:\n  vmafcuda score                                   # built-in demo clip\n  vmafcuda score -r ref.y4m -d dist.y4m -o out.json\n  vmafcuda score -r ref.y4m -d dist.y4m --model vmaf_4k_v0.6.1 --feature psnr --shots 0,120,300\n  vmafcuda bench --size 1920x1080 --frames 48"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Score DIST against REF (without both: a built-in synthetic demo clip).
-    Score(ScoreArgs),
-    /// Measure scoring speed on synthetic frames.
-    Bench(BenchArgs),
-}
-
-#[derive(clap::Args)]
-struct ScoreArgs {
-    /// Reference video (y4m).
-    #[arg(short, long, value_name = "REF")]
-    reference: Option<PathBuf>,
-    /// Distorted video (y4m), same size and bit depth as the reference.
-    #[arg(short, long, value_name = "DIST")]
-    distorted: Option<PathBuf>,
-    /// Built-in model name (vmaf_v0.6.1, vmaf_4k_v0.6.1, vmaf_v0.6.1neg) or a libvmaf JSON model file.
-    #[arg(short, long, default_value = "vmaf_v0.6.1", value_name = "NAME|PATH")]
-    model: String,
-    /// Extra feature to report (psnr).
-    #[arg(long, value_name = "NAME")]
-    feature: Vec<String>,
-    /// Shot boundaries: `none`, or the first frame of each shot (0-based), e.g. 0,120,300.
-    #[arg(long, value_name = "none|N,N,...")]
-    shots: Option<String>,
-    /// Where to compute: auto (CUDA if available, else CPU), cpu or cuda.
-    #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
-    backend: String,
-    /// Write per-frame, per-shot and pooled results to FILE.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Output file format.
-    #[arg(long, default_value = "json", value_name = "json|csv|xml")]
-    format: String,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Disable clipping of the score to the model's range.
-    #[arg(long)]
-    disable_clip: bool,
-    /// Apply the model's score transform.
-    #[arg(long)]
-    enable_transform: bool,
-    /// No progress on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-}
-
-#[derive(clap::Args)]
-struct BenchArgs {
-    /// Frame size WIDTHxHEIGHT (repeatable).
-    #[arg(long, default_value = "576x324")]
-    size: Vec<String>,
-    /// Frames per measurement.
-    #[arg(long, default_value_t = 48)]
-    frames: usize,
-    /// Bit depth of the synthetic frames.
-    #[arg(long, default_value_t = 8)]
-    bpc: u32,
-    /// What to measure: cpu, or cuda (the CPU, then CUDA from host frames and from frames
-    /// already in device memory, with ratios to the CPU).
-    #[arg(long, default_value = "cpu", value_name = "cpu|cuda")]
-    backend: String,
-    /// Measurements per figure (the median is printed).
-    #[arg(long, default_value_t = 3)]
-    runs: usize,
-    /// Frames per CPU measurement (default: --frames).
-    #[arg(long)]
-    cpu_frames: Option<usize>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-}
-
-/// A failure the CLI reports: a message and an exit code (1 = bad input, 3 = output error).
-struct Failure {
-    code: u8,
-    message: String,
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        Failure {
-            code: 1,
-            message: e.to_string(),
-        }
-    }
-}
-
-fn fail(code: u8, message: impl Into<String>) -> Failure {
-    Failure {
-        code,
-        message: message.into(),
-    }
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -148,29 +43,6 @@ fn init_threads(threads: Option<usize>) {
     }
 }
 
-fn parse_shots(s: &str) -> Result<Vec<usize>, Failure> {
-    if s.eq_ignore_ascii_case("none") || s.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut starts = Vec::new();
-    for part in s.split(',') {
-        let n: usize = part.trim().parse().map_err(|_| {
-            fail(
-                2,
-                format!("--shots: {part:?} is not a frame number (expected none or N,N,...)"),
-            )
-        })?;
-        starts.push(n);
-    }
-    if starts.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(fail(
-            2,
-            format!("--shots: frame numbers must be strictly ascending, got {s}"),
-        ));
-    }
-    Ok(starts)
-}
-
 fn load_model(spec: &str) -> Result<Model, Failure> {
     let path = std::path::Path::new(spec);
     let model = if spec.ends_with(".json") || path.exists() {
@@ -181,153 +53,77 @@ fn load_model(spec: &str) -> Result<Model, Failure> {
     model.map_err(|e| fail(1, e.to_string()))
 }
 
-/// Parses `--backend`.
-fn backend_request(name: &str) -> Result<BackendRequest, Failure> {
-    match name {
-        "cpu" => Ok(BackendRequest::Cpu),
-        "auto" => Ok(BackendRequest::Auto),
-        "cuda" => Ok(BackendRequest::Cuda { device: 0 }),
-        other => Err(fail(
-            2,
-            format!("--backend: unknown backend {other:?} (auto, cpu or cuda)"),
-        )),
-    }
+/// The reference and the renditions, opened and checked against each other.
+struct Inputs {
+    reference: Source,
+    geometry: Geometry,
+    renditions: Vec<(Source, Option<BicubicScaler>)>,
+    default_shots: Vec<usize>,
 }
 
-/// Source of frame pairs: two y4m files or the built-in clip.
-enum Input {
-    Files {
-        reference: Box<Prefetched>,
-        distorted: Box<Prefetched>,
-    },
-    Synthetic {
-        clip: SynthClip,
-        next: usize,
-    },
-}
-
-impl Input {
-    fn geometry(&self) -> Geometry {
-        match self {
-            Input::Files { reference, .. } => {
-                let h = reference.header();
-                Geometry {
-                    width: h.width,
-                    height: h.height,
-                    bpc: h.bpc,
-                }
-            }
-            Input::Synthetic { clip, .. } => Geometry {
-                width: clip.width,
-                height: clip.height,
-                bpc: clip.bpc,
-            },
-        }
-    }
-
-    /// Gives scored pictures back to the reading threads to be filled again.
-    fn recycle(&self, batch: Vec<(Picture, Picture)>) {
-        if let Input::Files {
-            reference,
-            distorted,
-        } = self
-        {
-            for (r, d) in batch {
-                reference.recycle(r);
-                distorted.recycle(d);
-            }
-        }
-    }
-
-    fn next_pair(&mut self) -> Result<Option<(Picture, Picture)>, Failure> {
-        match self {
-            Input::Files {
-                reference,
-                distorted,
-            } => {
-                let r = reference.read_picture().map_err(Error::from)?;
-                let d = distorted.read_picture().map_err(Error::from)?;
-                match (r, d) {
-                    (Some(r), Some(d)) => Ok(Some((r, d))),
-                    (None, None) => Ok(None),
-                    (r, _) => {
-                        let (short, long) = if r.is_some() {
-                            (distorted.path(), reference.path())
-                        } else {
-                            (reference.path(), distorted.path())
-                        };
-                        // libvmaf scores the common frames and warns; so do we.
-                        eprintln!(
-                            "vmafcuda: warning: {:?} ended before {:?}; scored the first {} frames",
-                            short,
-                            long,
-                            reference.frames_read().min(distorted.frames_read())
-                        );
-                        Ok(None)
+fn open_inputs(args: &ScoreArgs) -> Result<Inputs, Failure> {
+    match (&args.reference, args.distorted.as_slice()) {
+        (Some(r), [_, ..]) => {
+            let reference = VideoReader::open(r, args.feature.is_empty())?;
+            let ri = reference.info();
+            let mut renditions = Vec::new();
+            for d in &args.distorted {
+                let distorted = VideoReader::open(d, args.feature.is_empty())?;
+                let di = distorted.info();
+                if ri.bpc != di.bpc {
+                    return Err(Error::Mismatch {
+                        what: "bit depth",
+                        reference: format!("{} ({})", ri.bpc, r.display()),
+                        distorted: format!("{} ({})", di.bpc, d.display()),
                     }
+                    .into());
                 }
-            }
-            Input::Synthetic { clip, next } => {
-                if *next >= clip.frames {
-                    return Ok(None);
+                if ri.format != di.format {
+                    return Err(Error::Mismatch {
+                        what: "chroma format",
+                        reference: format!("{:?} ({})", ri.format, r.display()),
+                        distorted: format!("{:?} ({})", di.format, d.display()),
+                    }
+                    .into());
                 }
-                *next += 1;
-                Ok(Some(clip.pair(*next - 1)))
+                let scaler = if (ri.width, ri.height) == (di.width, di.height) {
+                    None
+                } else if !same_aspect((ri.width, ri.height), (di.width, di.height)) {
+                    // Another picture shape is another picture, not a rendition of this one.
+                    return Err(Error::Mismatch {
+                        what: "frame size (and aspect ratio, so it is not resized)",
+                        reference: format!("{}x{} ({})", ri.width, ri.height, r.display()),
+                        distorted: format!("{}x{} ({})", di.width, di.height, d.display()),
+                    }
+                    .into());
+                } else {
+                    if !args.quiet {
+                        eprintln!(
+                            "vmafcuda: {}: {}x{} is resized to the reference's {}x{} (bicubic, B=0 C=0.6)",
+                            d.display(),
+                            di.width,
+                            di.height,
+                            ri.width,
+                            ri.height
+                        );
+                    }
+                    Some(BicubicScaler::new(ri.width, ri.height))
+                };
+                warn_stream_differences((r, &ri), (d, &di));
+                renditions.push((Source::Video(Box::new(distorted)), scaler));
             }
-        }
-    }
-}
-
-/// Pictures each input thread keeps ready ahead of the scorer.
-const READ_AHEAD: usize = 4;
-
-fn open_input(args: &ScoreArgs) -> Result<(Input, Vec<usize>), Failure> {
-    match (&args.reference, &args.distorted) {
-        (Some(r), Some(d)) => {
-            // Each file is read and parsed on threads of its own, a few frames ahead; chroma is
-            // skipped unless PSNR needs it.
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let options = ReadOptions {
-                threads: (threads / 4).clamp(1, 4),
-                depth: READ_AHEAD,
-                luma_only: args.feature.is_empty(),
-            };
-            let reference = Prefetched::open(r, options).map_err(Error::from)?;
-            let distorted = Prefetched::open(d, options).map_err(Error::from)?;
-            let (rh, dh) = (reference.header(), distorted.header());
-            if (rh.width, rh.height) != (dh.width, dh.height) {
-                return Err(Error::Mismatch {
-                    what: "frame size",
-                    reference: format!("{}x{} ({})", rh.width, rh.height, r.display()),
-                    distorted: format!("{}x{} ({})", dh.width, dh.height, d.display()),
-                }
-                .into());
-            }
-            if rh.bpc != dh.bpc {
-                return Err(Error::Mismatch {
-                    what: "bit depth",
-                    reference: format!("{} ({})", rh.bpc, r.display()),
-                    distorted: format!("{} ({})", dh.bpc, d.display()),
-                }
-                .into());
-            }
-            if rh.format != dh.format {
-                return Err(Error::Mismatch {
-                    what: "chroma format",
-                    reference: format!("{:?} ({})", rh.format, r.display()),
-                    distorted: format!("{:?} ({})", dh.format, d.display()),
-                }
-                .into());
-            }
-            Ok((
-                Input::Files {
-                    reference: Box::new(reference),
-                    distorted: Box::new(distorted),
+            Ok(Inputs {
+                geometry: Geometry {
+                    width: ri.width,
+                    height: ri.height,
+                    bpc: ri.bpc,
                 },
-                Vec::new(),
-            ))
+                reference: Source::Video(Box::new(reference)),
+                renditions,
+                default_shots: Vec::new(),
+            })
         }
-        (None, None) => {
+        (None, []) => {
             let clip = SynthClip::DEFAULT;
             if !args.quiet {
                 eprintln!(
@@ -335,13 +131,44 @@ fn open_input(args: &ScoreArgs) -> Result<(Input, Vec<usize>), Failure> {
                     clip.width, clip.height, clip.frames, clip.cut
                 );
             }
-            Ok((Input::Synthetic { clip, next: 0 }, vec![0, clip.cut]))
+            let side = |distorted| Source::Synthetic {
+                clip,
+                next: 0,
+                distorted,
+            };
+            Ok(Inputs {
+                reference: side(false),
+                geometry: Geometry {
+                    width: clip.width,
+                    height: clip.height,
+                    bpc: clip.bpc,
+                },
+                renditions: vec![(side(true), None)],
+                default_shots: vec![0, clip.cut],
+            })
         }
         _ => Err(fail(
             2,
             "give both --reference and --distorted (or neither for the built-in demo)",
         )),
     }
+}
+
+/// Aspect ratios within 1% of each other: a rendition of the same picture at another size.
+fn same_aspect(a: (usize, usize), b: (usize, usize)) -> bool {
+    let ra = a.0 as f64 / a.1 as f64;
+    let rb = b.0 as f64 / b.1 as f64;
+    (ra / rb - 1.0).abs() <= 0.01
+}
+
+/// libvmaf scores the common frames of inputs of unequal length and warns; so do we.
+fn warn_shorter(short: &Source, long: &Source, scored: usize) {
+    eprintln!(
+        "vmafcuda: warning: {} ended before {}; scored the first {} frames",
+        short.name(),
+        long.name(),
+        scored
+    );
 }
 
 fn score(args: ScoreArgs) -> Result<(), Failure> {
@@ -357,7 +184,12 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     }
     let model = load_model(&args.model)?;
     let backend = backend_request(&args.backend)?;
-    let (mut input, default_shots) = open_input(&args)?;
+    let Inputs {
+        mut reference,
+        geometry,
+        renditions,
+        default_shots,
+    } = open_inputs(&args)?;
     let shots = match &args.shots {
         Some(s) => parse_shots(s)?,
         None => default_shots,
@@ -371,56 +203,121 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         },
         ..ScorerConfig::new(model)
     };
-    let mut scorer = Scorer::with_backend(config, input.geometry(), backend)?;
-    if !args.quiet {
-        if let Some(note) = scorer.backend_note() {
-            eprintln!("vmafcuda: backend auto: {note}");
+    let mut ladder = Vec::with_capacity(renditions.len());
+    for (source, scaler) in renditions {
+        let scorer = Scorer::with_backend(config.clone(), geometry, backend.clone())?;
+        if ladder.is_empty() && !args.quiet {
+            if let Some(note) = scorer.backend_note() {
+                eprintln!("vmafcuda: backend auto: {note}");
+            }
         }
+        ladder.push(Rendition {
+            source,
+            scaler,
+            scorer,
+            ended: false,
+        });
     }
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let total = reference
+        .info()
+        .and_then(|i| i.frames)
+        .or(match &reference {
+            Source::Synthetic { clip, .. } => Some(clip.frames),
+            Source::Video(_) => None,
+        });
+    let mut progress = ProgressBar::new(total, args.quiet);
     // The CPU path scores a batch of frames in parallel; the CUDA path takes them one at a
     // time (two in flight on the GPU), so a batch would only stall the reading threads.
-    let batch_size = match scorer.backend() {
-        BackendKind::Cpu => 2 * rayon::current_num_threads(),
-        BackendKind::Cuda => 1,
+    let batch_size = match ladder.first().map(|r| r.scorer.backend()) {
+        Some(BackendKind::Cuda) => 1,
+        _ => 2 * rayon::current_num_threads(),
     };
-    let started = Instant::now();
-    let mut last_progress = Instant::now();
     loop {
         let mut batch = Vec::with_capacity(batch_size);
         while batch.len() < batch_size {
-            match input.next_pair()? {
-                Some(pair) => batch.push(pair),
+            match reference.read_picture()? {
+                Some(p) => batch.push(p),
                 None => break,
             }
         }
-        if batch.is_empty() {
+        for r in ladder.iter_mut().filter(|r| !r.ended) {
+            let distorted = r.read(batch.len())?;
+            if distorted.len() < batch.len() {
+                r.ended = true;
+                progress.finish();
+                let scored = r.scorer.frames_pushed() + distorted.len();
+                warn_shorter(&r.source, &reference, scored);
+            }
+            let views: Vec<_> = batch
+                .iter()
+                .zip(&distorted)
+                .map(|(r, d)| (r.view(), d.view()))
+                .collect();
+            r.scorer.push_batch(&views)?;
+        }
+        progress.update(reference.frames_read());
+        if batch.len() < batch_size || ladder.iter().all(|r| r.ended) {
             break;
         }
-        let views: Vec<_> = batch.iter().map(|(r, d)| (r.view(), d.view())).collect();
-        scorer.push_batch(&views)?;
-        drop(views);
-        input.recycle(batch);
-        if show_progress && last_progress.elapsed().as_millis() > 250 {
-            last_progress = Instant::now();
-            let n = scorer.frames_pushed();
-            eprint!(
-                "\r{n} frames, {:.1} fps",
-                n as f64 / started.elapsed().as_secs_f64()
-            );
+    }
+    progress.finish();
+    // The reference ended: renditions with frames left are longer than it.
+    for r in ladder.iter_mut().filter(|r| !r.ended) {
+        if r.source.read_picture()?.is_some() {
+            warn_shorter(&reference, &r.source, r.scorer.frames_pushed());
         }
     }
-    if show_progress {
-        eprintln!();
-    }
-    if scorer.frames_pushed() == 0 {
-        return Err(fail(1, "no frames to score (an input is empty)"));
-    }
-    let report = scorer.finish();
-    print_summary(&report);
-    if let Some(path) = &args.output {
-        std::fs::write(path, report.render(format))
-            .map_err(|e| fail(3, format!("{}: cannot write output: {e}", path.display())))?;
+    let outputs = match &args.output {
+        Some(out) => {
+            let names = if args.distorted.is_empty() {
+                vec![std::path::PathBuf::from("demo")]
+            } else {
+                args.distorted.clone()
+            };
+            let paths = output_paths(out, &names, format);
+            let into_dir = out.is_dir() || out.to_string_lossy().ends_with('/');
+            if paths.len() > 1 || into_dir {
+                if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+                    if !dir.as_os_str().is_empty() {
+                        std::fs::create_dir_all(dir).map_err(|e| {
+                            fail(3, format!("{}: cannot create: {e}", dir.display()))
+                        })?;
+                    }
+                }
+            }
+            paths.into_iter().map(Some).collect()
+        }
+        None => vec![None; ladder.len()],
+    };
+    let several = ladder.len() > 1;
+    for (i, (r, out)) in ladder.into_iter().zip(outputs).enumerate() {
+        if r.scorer.frames_pushed() == 0 {
+            return Err(fail(
+                1,
+                format!(
+                    "{}: no frames to score (an input is empty)",
+                    r.source.name()
+                ),
+            ));
+        }
+        let name = format!(
+            "{} ({}{})",
+            r.source.name(),
+            r.source.how(),
+            r.scaler.map_or(String::new(), |s| format!(
+                ", resized to {}x{}",
+                s.width, s.height
+            ))
+        );
+        let report = r.scorer.finish();
+        if several {
+            println!("rendition {}: {name}", i + 1);
+        }
+        print_summary(&report);
+        if let Some(path) = out {
+            std::fs::write(&path, report.render(format))
+                .map_err(|e| fail(3, format!("{}: cannot write output: {e}", path.display())))?;
+        }
     }
     Ok(())
 }
@@ -452,19 +349,6 @@ fn print_summary(report: &Report) {
             v.mean, v.harmonic_mean, v.min, v.max
         );
     }
-}
-
-fn parse_size(s: &str) -> Result<(usize, usize), Failure> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| fail(2, format!("--size: expected WIDTHxHEIGHT, got {s:?}")))?;
-    let w = w
-        .parse()
-        .map_err(|_| fail(2, format!("--size: bad width in {s:?}")))?;
-    let h = h
-        .parse()
-        .map_err(|_| fail(2, format!("--size: bad height in {s:?}")))?;
-    Ok((w, h))
 }
 
 fn bench(args: BenchArgs) -> Result<(), Failure> {

@@ -122,6 +122,52 @@ struct ShotState {
     frames: Vec<FrameResult>,
 }
 
+/// Scores frame pairs with a VMAF model: the engine's entry point, used by the CLI, the
+/// GStreamer element and the C library alike.
+///
+/// Build one per stream with [`Scorer::with_backend`] (or [`Scorer::new`] for the CPU), push
+/// reference/distorted pairs in order ([`Scorer::push`], [`Scorer::push_batch`], or device
+/// frames with [`Scorer::push_device`]), declare run-time cuts with [`Scorer::end_shot`], and
+/// call [`Scorer::finish`] for the [`Report`]: per-frame metrics, per-shot and whole-stream
+/// pools, with libvmaf's numbers. Each shot scores as a separate libvmaf run would.
+///
+/// ```
+/// use vmafcuda::frame::{ChromaFormat, Picture, PlaneBuf, SampleBuf};
+/// use vmafcuda::model::Model;
+/// use vmafcuda::scorer::BackendRequest;
+/// use vmafcuda::{Geometry, Scorer, ScorerConfig};
+///
+/// # fn main() -> Result<(), vmafcuda::Error> {
+/// let (width, height) = (64, 36);
+/// // An 8-bit luma-only picture whose samples come from `f(x, y, frame)`.
+/// let picture = |t: usize, f: fn(usize, usize, usize) -> u8| {
+///     let samples = (0..width * height).map(|i| f(i % width, i / width, t)).collect();
+///     Picture {
+///         luma: PlaneBuf { data: SampleBuf::U8(samples), width, height, bpc: 8 },
+///         chroma: Vec::new(),
+///         format: ChromaFormat::Mono,
+///     }
+/// };
+///
+/// let mut config = ScorerConfig::new(Model::builtin("vmaf_v0.6.1")?);
+/// config.shot_starts = vec![0, 3]; // a cut before frame 3: two shots
+/// let geometry = Geometry { width, height, bpc: 8 };
+/// // `Auto` takes the first CUDA GPU when there is one and the CPU otherwise (same numbers).
+/// let mut scorer = Scorer::with_backend(config, geometry, BackendRequest::Auto)?;
+/// for t in 0..6 {
+///     let reference = picture(t, |x, y, t| ((x * 7 + y * 3 + t * 5) % 251) as u8);
+///     let distorted = picture(t, |x, y, t| ((x * 7 + y * 3 + t * 5) % 251) as u8 / 2 * 2);
+///     scorer.push(&reference.view(), &distorted.view())?;
+/// }
+/// let report = scorer.finish();
+/// assert_eq!(report.frames.len(), 6);
+/// assert_eq!(report.shots.len(), 2);
+/// let vmaf = report.pooled("vmaf").expect("vmaf is always pooled");
+/// assert!(vmaf.mean > 0.0 && vmaf.mean <= 100.0);
+/// println!("VMAF {:.3} (harmonic mean {:.3})", vmaf.mean, vmaf.harmonic_mean);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Scorer {
     config: ScorerConfig,
     geometry: Geometry,

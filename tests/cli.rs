@@ -365,3 +365,405 @@ fn json_csv_xml_carry_full_precision_and_shots() {
         "full-precision vmaf in XML"
     );
 }
+
+/// Writes pictures as an 8-bit 4:2:0 y4m file at 25 fps.
+fn write_y4m(path: &Path, pictures: &[vmafcuda::frame::Picture]) {
+    use vmafcuda::frame::SampleBuf;
+    let p0 = &pictures[0];
+    let mut out = format!(
+        "YUV4MPEG2 W{} H{} F25:1 Ip A1:1 C420jpeg\n",
+        p0.width(),
+        p0.height()
+    )
+    .into_bytes();
+    for p in pictures {
+        out.extend_from_slice(b"FRAME\n");
+        for plane in std::iter::once(&p.luma).chain(&p.chroma) {
+            match &plane.data {
+                SampleBuf::U8(v) => out.extend_from_slice(v),
+                SampleBuf::U16(_) => panic!("8-bit only"),
+            }
+        }
+    }
+    std::fs::write(path, out).expect("write y4m");
+}
+
+fn read_y4m(path: &Path) -> Vec<vmafcuda::frame::Picture> {
+    vmafcuda::y4m::Y4mReader::open(path)
+        .expect("open")
+        .map(|p| p.expect("picture"))
+        .collect()
+}
+
+fn load(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("output")).expect("json")
+}
+
+/// Everything but the timing (`fps`) must be identical, to the last bit of every double.
+fn assert_same_scores(a: &Value, b: &Value, what: &str) {
+    let (fa, fb) = (
+        a["frames"].as_array().expect("frames"),
+        b["frames"].as_array().expect("frames"),
+    );
+    assert_eq!(fa.len(), fb.len(), "{what}: frame count");
+    for (x, y) in fa.iter().zip(fb) {
+        assert_eq!(x, y, "{what}: frame {}", x["frameNum"]);
+    }
+    assert_eq!(a["pooled_metrics"], b["pooled_metrics"], "{what}: pooled");
+    assert_eq!(a["shots"], b["shots"], "{what}: shots");
+}
+
+/// Every 576x324 corpus pair, grouped by reference: one ladder command per reference.
+const LADDERS_576X324: &[(&str, &[&str])] = &[
+    (
+        "s_astronaut_576x324",
+        &["x264_crf28", "x264_crf38", "x265_crf30", "gblur_s1.5"],
+    ),
+    (
+        "s_coffee_576x324",
+        &[
+            "x264_crf30_blockframe20",
+            "ladder384x216_x264_crf26",
+            "unsharp_5x5_1.2",
+        ],
+    ),
+    ("s_testsrc2_576x324", &["x264_crf30", "identical"]),
+    ("s_multishot_576x324", &["x264_crf30"]),
+];
+
+#[test]
+fn ladder_of_576x324_pairs_equals_single_runs_and_libvmaf() {
+    for (reference, distortions) in LADDERS_576X324 {
+        let r = common::y4m(&format!("video/{reference}.y4m.zst"));
+        let r = r.to_str().expect("utf8").to_owned();
+        let dists: Vec<String> = distortions
+            .iter()
+            .map(|d| {
+                let pair = format!("{reference}__{d}");
+                common::pair_distorted(&pair)
+                    .to_str()
+                    .expect("utf8")
+                    .to_owned()
+            })
+            .collect();
+        let dir = tmp(&format!("ladder-{reference}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dir_s = format!("{}/", dir.display());
+        let mut args = vec![
+            "score",
+            "-r",
+            &r,
+            "--feature",
+            "psnr",
+            "--backend",
+            "cpu",
+            "-q",
+            "-o",
+            &dir_s,
+        ];
+        for d in &dists {
+            args.extend(["-d", d.as_str()]);
+        }
+        let o = vmafcuda(&args);
+        assert!(o.status.success(), "{reference}: {}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        for (i, (d, dist)) in distortions.iter().zip(&dists).enumerate() {
+            let pair = format!("{reference}__{d}");
+            let stem = Path::new(dist)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.split('.').next())
+                .expect("stem")
+                .to_owned();
+            let ladder = load(&dir.join(format!("{stem}.json")));
+            let single = score_json(
+                &r,
+                dist,
+                &["--feature", "psnr", "--backend", "cpu"],
+                &format!("{pair}.json"),
+            );
+            assert_same_scores(&ladder, &single, &pair);
+            assert_matches(
+                &ladder,
+                &common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json")),
+                1e-9,
+            );
+            assert!(
+                distortions.len() == 1 || stdout.contains(&format!("rendition {}: ", i + 1)),
+                "{stdout}"
+            );
+        }
+        assert_eq!(stdout.matches("VMAF mean").count(), distortions.len());
+    }
+}
+
+#[test]
+fn resized_rendition_scores_as_its_upscaled_file_alone() {
+    use vmafcuda::scale::BicubicScaler;
+    let pair = "s_astronaut_576x324__x264_crf28";
+    let r = common::pair_reference(pair);
+    let d = common::pair_distorted(pair);
+    // A 384x216 rung made from the distorted clip, and what the scaler makes of it at 576x324.
+    let low: Vec<_> = read_y4m(&d)
+        .iter()
+        .map(|p| BicubicScaler::new(384, 216).scale(p))
+        .collect();
+    let up: Vec<_> = low
+        .iter()
+        .map(|p| BicubicScaler::new(576, 324).scale(p))
+        .collect();
+    let low_path = tmp("astronaut_384x216.y4m");
+    let up_path = tmp("astronaut_384x216_up.y4m");
+    write_y4m(&low_path, &low);
+    write_y4m(&up_path, &up);
+    let out = tmp("resized-ladder.json");
+    let (r, d) = (r.to_str().expect("utf8"), d.to_str().expect("utf8"));
+    let o = vmafcuda(&[
+        "score",
+        "-r",
+        r,
+        "-d",
+        low_path.to_str().expect("utf8"),
+        "-d",
+        d,
+        "--feature",
+        "psnr",
+        "--backend",
+        "cpu",
+        "-o",
+        out.to_str().expect("utf8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("384x216 is resized to the reference's 576x324"),
+        "{}",
+        stderr(&o)
+    );
+    let resized = load(&tmp("resized-ladder.astronaut_384x216.json"));
+    let full = load(&tmp("resized-ladder.s_astronaut_576x324__x264_crf28.json"));
+    let alone = score_json(
+        r,
+        up_path.to_str().expect("utf8"),
+        &["--feature", "psnr", "--backend", "cpu"],
+        "resized-alone.json",
+    );
+    assert_same_scores(&resized, &alone, "resized rendition");
+    // The full-size rendition in the same ladder is untouched: libvmaf's numbers.
+    assert_matches(
+        &full,
+        &common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json")),
+        1e-9,
+    );
+    // Losing a third of the resolution costs VMAF (0.6 points on this clip: the v0.6.1 model
+    // is forgiving at this size), but the picture is still the same picture.
+    let low_mean = resized["pooled_metrics"]["vmaf"]["mean"]
+        .as_f64()
+        .expect("mean");
+    let full_mean = full["pooled_metrics"]["vmaf"]["mean"]
+        .as_f64()
+        .expect("mean");
+    assert!(
+        low_mean < full_mean - 0.3 && low_mean > 90.0,
+        "{low_mean} vs {full_mean}"
+    );
+}
+
+#[test]
+fn frame_rate_and_count_differences_are_reported() {
+    let r = edge("count_64x36_ref");
+    let d6 = edge("count_64x36_dist6");
+    // The same frames, declared at 30 fps.
+    let bytes = std::fs::read(&d6).expect("read");
+    let text = String::from_utf8_lossy(&bytes[..60]).into_owned();
+    assert!(text.contains(" F25:1 "), "{text}");
+    let mut bytes30 = bytes.clone();
+    let at = text.find("F25:1").expect("rate tag");
+    bytes30[at..at + 5].copy_from_slice(b"F30:1");
+    let d30 = tmp("count_64x36_dist6_30fps.y4m");
+    std::fs::write(&d30, bytes30).expect("write");
+    let o = vmafcuda(&["score", "-r", &r, "-d", d30.to_str().expect("utf8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("frame rates differ: reference 25 fps") && e.contains("distorted 30 fps"),
+        "{e}"
+    );
+    assert!(
+        e.contains("frame counts differ: reference 8 frames")
+            && e.contains("distorted 6 frames")
+            && e.contains("frames from 6 on are not scored"),
+        "{e}"
+    );
+    assert!(e.contains("ended before"), "{e}");
+    // Same rate, same count: no warning at all.
+    let o = vmafcuda(&["score", "-r", &r, "-d", &r]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn renditions_of_another_shape_are_refused() {
+    let o = vmafcuda(&[
+        "score",
+        "-r",
+        &edge("mism_a_64x64_ref"),
+        "-d",
+        &edge("mism_a_64x64_ref"),
+        "-d",
+        &edge("mism_b_80x64_dist"),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("aspect ratio"), "{}", stderr(&o));
+}
+
+#[test]
+fn progress_bar_only_on_a_terminal_and_not_with_quiet() {
+    // Piped stderr (as here): no bar, no carriage returns.
+    let o = vmafcuda(&["score", "--backend", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains('\r') && !stderr(&o).contains("ETA"),
+        "{}",
+        stderr(&o)
+    );
+    // A terminal (script(1) gives the command a pseudo-terminal): the bar with fps and ETA,
+    // and nothing with --quiet.
+    let bin = env!("CARGO_BIN_EXE_vmafcuda");
+    let run = |extra: &str| {
+        Command::new("script")
+            .args([
+                "-qec",
+                &format!("{bin} score --backend cpu {extra}"),
+                "/dev/null",
+            ])
+            .output()
+    };
+    let Ok(o) = run("") else {
+        eprintln!("script(1) not available: terminal half skipped");
+        return;
+    };
+    let all = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{all}");
+    assert!(
+        all.contains("/48 frames") && all.contains(" fps  ETA "),
+        "{all}"
+    );
+    let o = run("--quiet").expect("script");
+    let all = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!all.contains("ETA"), "{all}");
+}
+
+#[cfg(feature = "ffmpeg")]
+mod ffmpeg_input {
+    use super::*;
+
+    fn video(name: &str) -> String {
+        common::require_corpus()
+            .join("video")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn mkv_and_mp4_decode_to_libvmaf_scores() {
+        let pair = "s_multishot_576x324__x264_crf30";
+        let v = score_json(
+            &video("s_multishot_576x324.ffv1.mkv"),
+            &video(&format!("{pair}.mp4")),
+            &["--feature", "psnr", "--backend", "cpu"],
+            "multishot-mkv-mp4.json",
+        );
+        assert_matches(
+            &v,
+            &common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json")),
+            1e-9,
+        );
+        let pair = "s_collage_1920x1080__x264_crf23";
+        let v = score_json(
+            &video("s_collage_1920x1080.ffv1.mkv"),
+            &video(&format!("{pair}.mp4")),
+            &["--feature", "psnr", "--backend", "cpu"],
+            "collage-mkv-mp4.json",
+        );
+        assert_matches(
+            &v,
+            &common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json")),
+            1e-9,
+        );
+    }
+
+    #[test]
+    fn ten_bit_mp4_against_y4m_reference_matches_libvmaf() {
+        let pair = "s_coffee_1280x720_10bit__x265_crf28";
+        let r = common::pair_reference(pair);
+        let v = score_json(
+            r.to_str().expect("utf8"),
+            &video(&format!("{pair}.mp4")),
+            &["--feature", "psnr", "--backend", "cpu"],
+            "coffee10-mp4.json",
+        );
+        assert_matches(
+            &v,
+            &common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json")),
+            1e-9,
+        );
+    }
+
+    #[test]
+    fn container_frame_count_and_rate_are_checked() {
+        // The mp4 holds 64 frames at 25 fps; a 24-frame reference is shorter.
+        let o = vmafcuda(&[
+            "score",
+            "-r",
+            common::y4m("video/s_astronaut_576x324.y4m.zst")
+                .to_str()
+                .expect("utf8"),
+            "-d",
+            &video("s_multishot_576x324__x264_crf30.mp4"),
+            "--backend",
+            "cpu",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("frame counts differ: reference 24 frames")
+                && e.contains("distorted 64 frames"),
+            "{e}"
+        );
+        assert!(!e.contains("frame rates differ"), "{e}");
+    }
+
+    #[test]
+    fn undecodable_input_is_a_clear_error() {
+        let garbage = tmp("garbage.mp4");
+        std::fs::write(&garbage, b"\x00\x00\x00\x18ftypmp42 this is not a video").expect("write");
+        let o = vmafcuda(&[
+            "score",
+            "-r",
+            &video("s_multishot_576x324.ffv1.mkv"),
+            "-d",
+            garbage.to_str().expect("utf8"),
+            "-q",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("garbage.mp4"), "{}", stderr(&o));
+    }
+}
+
+#[cfg(not(feature = "ffmpeg"))]
+#[test]
+fn without_ffmpeg_other_containers_get_a_hint() {
+    let mp4 = common::require_corpus().join("video/s_multishot_576x324__x264_crf30.mp4");
+    let o = vmafcuda(&[
+        "score",
+        "-r",
+        &edge("tiny_18x18_ref"),
+        "-d",
+        mp4.to_str().expect("utf8"),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--features ffmpeg"), "{}", stderr(&o));
+}
