@@ -31,13 +31,17 @@ pub mod error;
 pub mod extract;
 pub mod features;
 pub mod frame;
+pub mod html;
 pub mod model;
+pub mod plot;
 pub mod pool;
 pub mod report;
 pub mod scorer;
 pub mod session;
 pub mod shots;
 pub mod synth;
+pub mod timing;
+pub mod worst;
 pub mod y4m;
 
 pub use error::{Error, Result};

@@ -9,10 +9,12 @@ use clap::{Parser, Subcommand};
 
 use vmafcuda::bench::{self, BenchSpec};
 use vmafcuda::frame::Picture;
+use vmafcuda::html;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
 use vmafcuda::scorer::BackendRequest;
 use vmafcuda::synth::SynthClip;
+use vmafcuda::timing::Timing;
 use vmafcuda::y4m::Y4mReader;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
 
@@ -21,7 +23,7 @@ use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
     name = "vmafcuda",
     version,
     about = "Netflix VMAF, bit-exact with libvmaf 3.2.0",
-    after_help = "Examples:\n  vmafcuda score                                   # built-in demo clip\n  vmafcuda score -r ref.y4m -d dist.y4m -o out.json\n  vmafcuda score -r ref.y4m -d dist.y4m --model vmaf_4k_v0.6.1 --feature psnr --shots 0,120,300\n  vmafcuda bench --size 1920x1080 --frames 48"
+    after_help = "Examples:\n  vmafcuda score                                   # built-in demo clip\n  vmafcuda score -r ref.y4m -d dist.y4m -o out.json\n  vmafcuda score -r ref.y4m -d dist.y4m --model vmaf_4k_v0.6.1 --feature psnr --shots 0,120,300\n  vmafcuda score -r ref.y4m -d dist.y4m --report report.html --plot curve.svg\n  vmafcuda bench --size 1920x1080 --frames 48"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,6 +64,13 @@ struct ScoreArgs {
     /// Output file format.
     #[arg(long, default_value = "json", value_name = "json|csv|xml")]
     format: String,
+    /// Write a self-contained HTML report (chart with shot bands, worst frames, pooled tables,
+    /// run facts; opens offline in any browser).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Write the per-frame VMAF chart alone as an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -222,6 +231,13 @@ impl Input {
                 height: clip.height,
                 bpc: clip.bpc,
             },
+        }
+    }
+
+    fn frame_rate(&self) -> Option<(u32, u32)> {
+        match self {
+            Input::Files { reference, .. } => reference.header().frame_rate,
+            Input::Synthetic { .. } => None,
         }
     }
 
@@ -389,6 +405,25 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     if let Some(path) = &args.output {
         std::fs::write(path, report.render(format))
             .map_err(|e| fail(3, format!("{}: cannot write output: {e}", path.display())))?;
+    }
+    if args.report.is_some() || args.plot.is_some() {
+        let name = |p: &Option<PathBuf>| {
+            p.as_ref().map_or("built-in synthetic clip".into(), |p| {
+                p.display().to_string()
+            })
+        };
+        let facts = html::InputFacts {
+            timing: Timing::from_frame_rate(input.frame_rate()),
+            device: html::describe_device(&report.backend, 0),
+            ..html::InputFacts::new(name(&args.reference), name(&args.distorted))
+        };
+        html::write_files(
+            std::slice::from_ref(&report),
+            &facts,
+            args.report.as_deref(),
+            args.plot.as_deref(),
+        )
+        .map_err(|e| fail(3, e))?;
     }
     Ok(())
 }
