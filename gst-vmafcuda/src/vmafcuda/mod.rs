@@ -36,6 +36,7 @@ use gst::prelude::*;
 
 mod imp;
 mod picture;
+mod report_page;
 
 pub use picture::FORMATS;
 
