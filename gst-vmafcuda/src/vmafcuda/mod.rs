@@ -30,6 +30,10 @@
 //!
 //! All also carry `stream` = 0 (the field upstream's `vmaf` element uses). [`VmafMessage`]
 //! parses them.
+//!
+//! # Report
+//! `report-filename`: a self-contained HTML report ([`vmafcuda::html`]: chart with shot bands,
+//! worst frames, pooled tables) written at EOS, timed by buffer PTS (else caps `framerate`).
 
 use gst::glib;
 use gst::prelude::*;
