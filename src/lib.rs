@@ -31,7 +31,9 @@ pub mod error;
 pub mod extract;
 pub mod features;
 pub mod frame;
+pub mod html;
 pub mod model;
+pub mod plot;
 pub mod pool;
 pub mod prefetch;
 pub mod report;
@@ -40,6 +42,8 @@ pub mod scorer;
 pub mod session;
 pub mod shots;
 pub mod synth;
+pub mod timing;
+pub mod worst;
 pub mod y4m;
 
 pub use error::{Error, Result};

@@ -1,5 +1,6 @@
 //! `vmafcuda`: score a distorted video against its reference with Netflix VMAF.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -12,11 +13,13 @@ use cli::ladder::{output_paths, Rendition, Source};
 use cli::progress::ProgressBar;
 use cli::{fail, Failure};
 use vmafcuda::bench::{self, BenchSpec};
+use vmafcuda::html;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
 use vmafcuda::scale::BicubicScaler;
 use vmafcuda::scorer::BackendKind;
 use vmafcuda::synth::SynthClip;
+use vmafcuda::timing::Timing;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
 
 fn main() -> ExitCode {
@@ -267,14 +270,23 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
             warn_shorter(&reference, &r.source, r.scorer.frames_pushed());
         }
     }
+    let names = if args.distorted.is_empty() {
+        vec![PathBuf::from("demo")]
+    } else {
+        args.distorted.clone()
+    };
+    let frame_rate = reference
+        .info()
+        .and_then(|i| i.rate)
+        .map(|r| (r.num, r.den));
     let outputs = match &args.output {
         Some(out) => {
-            let names = if args.distorted.is_empty() {
-                vec![std::path::PathBuf::from("demo")]
-            } else {
-                args.distorted.clone()
+            let ext = match format {
+                Format::Json => "json",
+                Format::Csv => "csv",
+                Format::Xml => "xml",
             };
-            let paths = output_paths(out, &names, format);
+            let paths = output_paths(out, &names, ext);
             let into_dir = out.is_dir() || out.to_string_lossy().ends_with('/');
             if paths.len() > 1 || into_dir {
                 if let Some(dir) = paths.first().and_then(|p| p.parent()) {
@@ -317,6 +329,24 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         if let Some(path) = out {
             std::fs::write(&path, report.render(format))
                 .map_err(|e| fail(3, format!("{}: cannot write output: {e}", path.display())))?;
+        }
+        if args.report.is_some() || args.plot.is_some() {
+            let per_rendition = |p: &Option<PathBuf>, ext| {
+                p.as_ref()
+                    .map(|p| output_paths(p, &names, ext).swap_remove(i))
+            };
+            let facts = html::InputFacts {
+                timing: Timing::from_frame_rate(frame_rate),
+                device: html::describe_device(&report.backend, 0),
+                ..html::InputFacts::new(reference.name(), r.source.name())
+            };
+            html::write_files(
+                std::slice::from_ref(&report),
+                &facts,
+                per_rendition(&args.report, "html").as_deref(),
+                per_rendition(&args.plot, "svg").as_deref(),
+            )
+            .map_err(|e| fail(3, e))?;
         }
     }
     Ok(())

@@ -797,3 +797,54 @@ fn gst_launch_loads_the_built_plugin() {
     );
     assert!((a - b).abs() <= TOLERANCE, "pooled mean {a} vs libvmaf {b}");
 }
+
+/// Values of attribute `attr` on the elements of `page` whose markup contains `marker`.
+fn html_attrs(page: &str, marker: &str, attr: &str) -> Vec<String> {
+    page.split('<')
+        .filter(|el| el.contains(marker))
+        .filter_map(|el| {
+            let start = el.find(&format!(" {attr}=\""))? + attr.len() + 3;
+            el[start..].split('"').next().map(str::to_owned)
+        })
+        .collect()
+}
+
+#[test]
+fn report_filename_writes_the_html_report_at_eos() {
+    let page_path = scratch().join("report.html");
+    let (msgs, _) = run(&pair_pipeline(
+        &y4m(MULTI),
+        &y4m(MULTI_PAIR),
+        &format!(
+            "shot-boundaries=0,14,36,46 shot-detection=none report-filename={}",
+            page_path.display()
+        ),
+    ));
+    let page = std::fs::read_to_string(&page_path).expect("report written at EOS");
+    // One point per frame, one band per shot labelled with the shot message's mean.
+    let points = html_attrs(&page, "class=\"curve\"", "points");
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].split(' ').count(), 64);
+    let shot_list = shots(&msgs);
+    let firsts = html_attrs(&page, "class=\"shot-band\"", "data-first");
+    let means = html_attrs(&page, "class=\"shot-band\"", "data-mean");
+    assert_eq!(firsts, ["0", "14", "36", "46"]);
+    for (s, mean) in shot_list.iter().zip(&means) {
+        let mean: f64 = mean.parse().expect("mean");
+        assert!((mean - s.pooled.mean).abs() < 1e-6, "shot {}", s.index);
+    }
+    // Times from the buffer PTS (y4mdec: 25 fps), the caps as the input facts.
+    assert!(page.contains("per-frame timestamps (buffer PTS)"));
+    let shot1 = page
+        .split("<tr class=\"shot-row\" data-shot=\"1\">")
+        .nth(1)
+        .expect("shot 1 row");
+    assert!(
+        shot1.starts_with(
+            "<td>1</td><td>14</td><td>35</td><td>22</td><td>0:00.560</td><td>0:01.400</td>"
+        ),
+        "shot 1 row: {shot1}"
+    );
+    assert!(page.contains("ref_sink: 576x324 I420 (8-bit)"));
+    assert_eq!(page.matches("class=\"worst-row\"").count(), 10);
+}

@@ -82,6 +82,14 @@ pub struct ScoreArgs {
     /// Apply the model's score transform.
     #[arg(long)]
     pub enable_transform: bool,
+    /// Write a self-contained HTML report (chart with shot bands, worst frames, pooled tables,
+    /// run facts; opens offline in any browser). With several renditions, one per rendition
+    /// (named like --output).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// Write the per-frame VMAF chart alone as an SVG file (per rendition, like --report).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     /// No progress bar or notes on stderr (the bar is drawn only when stderr is a terminal).
     #[arg(short, long)]
     pub quiet: bool,

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use vmafcuda::frame::Picture;
-use vmafcuda::report::Format;
 use vmafcuda::scale::BicubicScaler;
 use vmafcuda::synth::SynthClip;
 use vmafcuda::Scorer;
@@ -114,7 +113,7 @@ impl Rendition {
 ///   (`out.json` → `out.<stem>.json`).
 ///
 /// Renditions whose stems coincide get their 1-based position appended (`<stem>-2`).
-pub fn output_paths(output: &Path, distorted: &[PathBuf], format: Format) -> Vec<PathBuf> {
+pub fn output_paths(output: &Path, distorted: &[PathBuf], ext: &str) -> Vec<PathBuf> {
     let mut stems: Vec<String> = distorted
         .iter()
         .map(|d| {
@@ -139,11 +138,6 @@ pub fn output_paths(output: &Path, distorted: &[PathBuf], format: Format) -> Vec
         }
     }
     let is_dir = output.is_dir() || output.as_os_str().to_string_lossy().ends_with('/');
-    let ext = match format {
-        Format::Json => "json",
-        Format::Csv => "csv",
-        Format::Xml => "xml",
-    };
     stems
         .iter()
         .map(|stem| {
@@ -173,14 +167,14 @@ mod tests {
     fn several_renditions_get_their_stem_before_the_extension() {
         let d = [PathBuf::from("a/low.mp4"), PathBuf::from("b/high.y4m")];
         assert_eq!(
-            output_paths(Path::new("out/vmaf.json"), &d, Format::Json),
+            output_paths(Path::new("out/vmaf.json"), &d, "json"),
             [
                 PathBuf::from("out/vmaf.low.json"),
                 PathBuf::from("out/vmaf.high.json")
             ]
         );
         assert_eq!(
-            output_paths(Path::new("vmaf.json"), &d[..1], Format::Json),
+            output_paths(Path::new("vmaf.json"), &d[..1], "json"),
             [PathBuf::from("vmaf.json")]
         );
     }
@@ -189,7 +183,7 @@ mod tests {
     fn a_directory_gets_one_file_per_rendition_and_clashes_are_numbered() {
         let d = [PathBuf::from("x/r.mp4"), PathBuf::from("y/r.mp4")];
         assert_eq!(
-            output_paths(Path::new("res/"), &d, Format::Csv),
+            output_paths(Path::new("res/"), &d, "csv"),
             [PathBuf::from("res/r-1.csv"), PathBuf::from("res/r-2.csv")]
         );
     }

@@ -1,6 +1,7 @@
 //! Shared test helpers: locating the libvmaf reference corpus and decompressing its clips.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod gpu;
 pub mod synth;
 

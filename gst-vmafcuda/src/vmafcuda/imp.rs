@@ -24,6 +24,7 @@ use super::align::Estimate;
 use super::feeds::{AlignNews, FeedConfig, Feeds};
 use super::pairing::Mode;
 use super::picture::{ChromaLayout, HostPicture, Layout, FORMATS};
+use super::report_page::{self, PageInputs};
 use super::{
     Align, Backend, Pairing, PoolMethod, ResultsFormat, ShotDetection, SHOT_BOUNDARY_EVENT,
 };
@@ -52,6 +53,7 @@ struct Settings {
     frame_message: bool,
     results_filename: Option<String>,
     results_format: ResultsFormat,
+    report_filename: Option<String>,
     shot_detection: ShotDetection,
     shot_threshold: f64,
     min_shot_length: u32,
@@ -83,6 +85,7 @@ impl Default for Settings {
             frame_message: false,
             results_filename: None,
             results_format: ResultsFormat::None,
+            report_filename: None,
             shot_detection: ShotDetection::Events,
             shot_threshold: detector.threshold,
             min_shot_length: detector.min_shot_length as u32,
@@ -231,6 +234,8 @@ struct State {
     frames_extra: u64,
     shot_missing: u64,
     shot_repeated: u64,
+    /// Reference PTS by frame index, kept for `report-filename` only.
+    report_pts: Vec<Option<gst::ClockTime>>,
 }
 
 pub struct VmafCuda {
@@ -597,8 +602,9 @@ impl VmafCuda {
         };
         config.psnr = settings.psnr;
         config.shot_starts = state.boundaries.clone();
-        config.keep_frames = settings.results_filename.is_some();
-        config.keep_shots = settings.results_filename.is_some();
+        let keep = settings.results_filename.is_some() || settings.report_filename.is_some();
+        config.keep_frames = keep;
+        config.keep_shots = keep;
 
         let request = self.backend_request(&settings, any_cuda_caps);
         let forced = settings.backend == Backend::Cuda;
@@ -813,6 +819,9 @@ impl VmafCuda {
                 duration: reference.duration(),
             },
         );
+        if state.settings.report_filename.is_some() {
+            state.report_pts.push(reference.pts());
+        }
         let explicit_start = state.boundaries.binary_search(&index).is_ok();
         let rf = state
             .ref_format
@@ -963,8 +972,26 @@ impl VmafCuda {
             messages.push(self.element_message(b.build()));
         }
         let settings = state.settings.clone();
+        let page_inputs = settings.report_filename.as_ref().map(|_| PageInputs {
+            reference: state
+                .ref_format
+                .as_ref()
+                .map_or_else(String::new, |f| f.describe()),
+            distorted: state
+                .dist_format
+                .as_ref()
+                .map_or_else(String::new, |f| f.describe()),
+            frame_rate: state.ref_format.as_ref().map(|f| f.info.fps()),
+            pts: std::mem::take(&mut state.report_pts),
+            cuda_device: settings.cuda_device_id,
+        });
         drop(guard);
         self.post(messages);
+        if let (Some(path), Some(inputs)) = (settings.report_filename.as_deref(), page_inputs) {
+            report_page::write(&report, path, &inputs).map_err(|e| {
+                gst::error_msg!(gst::ResourceError::OpenWrite, ("report-filename: {e}"))
+            })?;
+        }
         if let Some(path) = settings.results_filename.as_deref() {
             self.write_results(report, path, &settings)?;
         }
@@ -1237,6 +1264,11 @@ impl ObjectImpl for VmafCuda {
                     .blurb("Format of results-filename (none: JSON)")
                     .mutable_ready()
                     .build(),
+                glib::ParamSpecString::builder("report-filename")
+                    .nick("HTML report file")
+                    .blurb("Write a self-contained HTML report (VMAF chart with shot bands, worst frames, pooled tables) to this file at EOS; %d is replaced by the stream index 0")
+                    .mutable_ready()
+                    .build(),
                 glib::ParamSpecEnum::builder_with_default("shot-detection", d.shot_detection)
                     .nick("Shot detection")
                     .blurb("Boundary sources beyond shot-boundaries, vmafcuda-shot-boundary events, new segments and stream-start: none; events (+ force-key-unit events, as sent by scenechange); auto (+ the built-in cut detector on the reference)")
@@ -1361,6 +1393,7 @@ impl ObjectImpl for VmafCuda {
             "frame-message" => s.frame_message = value.get().unwrap_or(false),
             "results-filename" => s.results_filename = value.get().ok().flatten(),
             "results-format" => s.results_format = value.get().unwrap_or_default(),
+            "report-filename" => s.report_filename = value.get().ok().flatten(),
             "shot-detection" => s.shot_detection = value.get().unwrap_or_default(),
             "shot-threshold" => s.shot_threshold = value.get().unwrap_or(s.shot_threshold),
             "min-shot-length" => s.min_shot_length = value.get().unwrap_or(s.min_shot_length),
@@ -1403,6 +1436,7 @@ impl ObjectImpl for VmafCuda {
             "frame-message" => s.frame_message.to_value(),
             "results-filename" => s.results_filename.to_value(),
             "results-format" => s.results_format.to_value(),
+            "report-filename" => s.report_filename.to_value(),
             "shot-detection" => s.shot_detection.to_value(),
             "shot-threshold" => s.shot_threshold.to_value(),
             "min-shot-length" => s.min_shot_length.to_value(),

@@ -73,6 +73,10 @@
 //!
 //! All also carry `stream` = 0 (the field upstream's `vmaf` element uses). [`VmafMessage`]
 //! parses them.
+//!
+//! # Report
+//! `report-filename`: a self-contained HTML report ([`vmafcuda::html`]: chart with shot bands,
+//! worst frames, pooled tables) written at EOS, timed by buffer PTS (else caps `framerate`).
 
 use gst::glib;
 use gst::prelude::*;
@@ -83,6 +87,7 @@ mod feeds;
 mod imp;
 mod pairing;
 mod picture;
+mod report_page;
 mod signature;
 
 pub use picture::FORMATS;
