@@ -27,10 +27,13 @@
 
 pub mod bench;
 pub mod cuda;
+pub mod emulated_gpu;
 pub mod error;
 pub mod extract;
+pub mod fallback;
 pub mod features;
 pub mod frame;
+pub(crate) mod gpu_pipeline;
 pub mod model;
 pub mod pool;
 pub mod report;
