@@ -34,6 +34,7 @@
 use gst::glib;
 use gst::prelude::*;
 
+mod fallback;
 mod imp;
 mod picture;
 
