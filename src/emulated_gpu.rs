@@ -97,7 +97,9 @@ impl EmulatedGpu {
             self.extractors.new_session();
             self.needs_reset = false;
         }
-        fault::hit(FaultKind::Copy, || format!("emulated staging of frame {tag}"))?;
+        fault::hit(FaultKind::Copy, || {
+            format!("emulated staging of frame {tag}")
+        })?;
         // Like the pinned staging: the frame being staged takes the oldest copy's place.
         if keep {
             if self.kept.len() >= KEPT {
@@ -106,7 +108,9 @@ impl EmulatedGpu {
             self.kept
                 .push_back((tag, HostPair::copy_of(reference, distorted)));
         }
-        fault::hit(FaultKind::Launch, || format!("emulated kernels of frame {tag}"))?;
+        fault::hit(FaultKind::Launch, || {
+            format!("emulated kernels of frame {tag}")
+        })?;
         let spatial = self.extractors.extract(reference, distorted, false);
         let motion_sum = if self.plan.motion {
             self.motion.push_returning_sum(&reference.luma)

@@ -87,7 +87,9 @@ impl PlaneBuf {
     pub fn copy_of(plane: &Plane) -> Self {
         let (w, h) = (plane.width, plane.height);
         let data = match plane.samples {
-            Samples::U8(_) => SampleBuf::U8((0..h).flat_map(|y| plane.row_u8(y)).copied().collect()),
+            Samples::U8(_) => {
+                SampleBuf::U8((0..h).flat_map(|y| plane.row_u8(y)).copied().collect())
+            }
             Samples::U16(_) => {
                 SampleBuf::U16((0..h).flat_map(|y| plane.row_u16(y)).copied().collect())
             }

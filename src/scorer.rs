@@ -477,8 +477,18 @@ impl Scorer {
         distorted: &cuda::DevicePicture,
     ) -> Result<Progress> {
         self.check_device_frame(&[
-            ("reference", reference.luma.width, reference.luma.height, reference.bpc),
-            ("distorted", distorted.luma.width, distorted.luma.height, distorted.bpc),
+            (
+                "reference",
+                reference.luma.width,
+                reference.luma.height,
+                reference.bpc,
+            ),
+            (
+                "distorted",
+                distorted.luma.width,
+                distorted.luma.height,
+                distorted.bpc,
+            ),
         ])?;
         let index = self.next_frame;
         // SAFETY: forwarded from this function's contract.
@@ -501,9 +511,7 @@ impl Scorer {
             ("distorted", d.width, d.height, d.bpc),
         ])?;
         let index = self.next_frame;
-        self.submit_unkept(index, |gpu| {
-            gpu.submit_unkept(reference, distorted, index)
-        })
+        self.submit_unkept(index, |gpu| gpu.submit_unkept(reference, distorted, index))
     }
 
     fn check_device_frame(&mut self, pictures: &[(&str, usize, usize, u32)]) -> Result<()> {

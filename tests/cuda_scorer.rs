@@ -762,15 +762,18 @@ fn injected_faults_mid_stream_with_auto_continue_on_the_cpu_identically() {
         "{tried} injected faults with Auto: {fell_back} mid-stream fall-backs, the rest at \
          set-up; every report identical to the CPU, nothing left alive"
     );
-    assert!(fell_back > tried / 2, "{fell_back} of {tried} fell back mid-stream");
+    assert!(
+        fell_back > tried / 2,
+        "{fell_back} of {tried} fell back mid-stream"
+    );
 }
 
-/// Takes (almost) all free device memory: allocations of 1 GiB down to 1 MiB until none fits.
+/// Takes (almost) all free device memory: allocations of 1 GiB down to 64 KiB until none fits.
 fn hog_device_memory(ctx: &cuda::Context) -> Vec<cuda::DeviceBuffer> {
     let (free, total) = ctx.memory_info().expect("cuMemGetInfo");
     let mut hog = Vec::new();
     let mut chunk = 1usize << 30;
-    while chunk >= 1 << 20 {
+    while chunk >= 1 << 16 {
         match cuda::DeviceBuffer::new(ctx, chunk) {
             Ok(b) => hog.push(b),
             Err(e) => {
@@ -808,7 +811,8 @@ fn real_out_of_memory_means_the_cpu_for_auto_and_a_clear_error_when_forced() {
     let dists: Vec<Picture> = pairs.iter().map(|p| p.1.clone()).collect();
     let cpu = score(&refs, &dists, "vmaf_v0.6.1", &[0, 3], BackendRequest::Cpu);
     let ctx = cuda::Context::primary(0).expect("context");
-    let make = |request| Scorer::with_backend(config("vmaf_v0.6.1", &[0, 3]), geometry(&refs[0]), request);
+    let make =
+        |request| Scorer::with_backend(config("vmaf_v0.6.1", &[0, 3]), geometry(&refs[0]), request);
     let mut early = make(BackendRequest::Auto).expect("scorer");
     assert_eq!(early.backend(), BackendKind::Cuda);
     let hog = hog_device_memory(&ctx);

@@ -7,7 +7,6 @@
 //! The emulation and the fault switch are process-wide: this binary holds only these tests, and
 //! they take one lock.
 
-
 use std::sync::{Mutex, MutexGuard};
 
 use vmafcuda::cuda::{fault, FaultKind};
@@ -49,7 +48,13 @@ struct Scenario {
 }
 
 impl Scenario {
-    fn new(width: usize, height: usize, frames: usize, starts: &[usize], cut: Option<usize>) -> Self {
+    fn new(
+        width: usize,
+        height: usize,
+        frames: usize,
+        starts: &[usize],
+        cut: Option<usize>,
+    ) -> Self {
         let clip = SynthClip {
             width,
             height,
@@ -149,7 +154,12 @@ fn assert_identical(label: &str, got: &Report, cpu: &Report) {
     assert_eq!(got.frames.len(), cpu.frames.len(), "{label}: frame count");
     for (g, c) in got.frames.iter().zip(&cpu.frames) {
         assert_eq!(g.index, c.index, "{label}");
-        assert_eq!(g.metrics.len(), c.metrics.len(), "{label} frame {}", g.index);
+        assert_eq!(
+            g.metrics.len(),
+            c.metrics.len(),
+            "{label} frame {}",
+            g.index
+        );
         for ((gk, gv), (ck, cv)) in g.metrics.iter().zip(&c.metrics) {
             assert_eq!(gk, ck, "{label} frame {}", g.index);
             assert!(
@@ -189,7 +199,11 @@ fn sweep(sc: &Scenario, mode: Mode) -> usize {
     emulated_gpu::enable();
     fault::clear();
     let (clean, backend, reason, _) = sc.run(BackendRequest::Auto, mode).expect("clean run");
-    assert_eq!(backend, BackendKind::Cuda, "the emulated GPU stands in for CUDA");
+    assert_eq!(
+        backend,
+        BackendKind::Cuda,
+        "the emulated GPU stands in for CUDA"
+    );
     assert_eq!(reason, None);
     assert_identical(&format!("{mode:?}, no fault"), &clean, &cpu);
     let mut fired = 0;
@@ -290,7 +304,9 @@ fn forced_cuda_returns_gpu_failures_as_errors() {
         r
     };
     fault::inject(FaultKind::Launch, 5);
-    let mut s = sc.scorer(BackendRequest::Cuda { device: 0 }).expect("scorer");
+    let mut s = sc
+        .scorer(BackendRequest::Cuda { device: 0 })
+        .expect("scorer");
     let mut config = s.config().clone();
     drop(s);
     config.cpu_fallback = true;
@@ -306,10 +322,13 @@ fn forced_cuda_returns_gpu_failures_as_errors() {
     )
     .expect("scorer");
     for (r, d) in &sc.pairs {
-        s.push(&r.view(), &d.view()).expect("push with cpu_fallback");
+        s.push(&r.view(), &d.view())
+            .expect("push with cpu_fallback");
     }
     assert_eq!(s.backend(), BackendKind::Cpu);
-    assert!(s.backend_note().is_some_and(|n| n.contains("continuing on the CPU")));
+    assert!(s
+        .backend_note()
+        .is_some_and(|n| n.contains("continuing on the CPU")));
     assert_identical("cpu_fallback", &s.finish(), &cpu);
     fault::clear();
     emulated_gpu::disable();
@@ -322,7 +341,9 @@ fn a_gpu_failing_at_set_up_means_the_cpu_for_auto_and_an_error_when_forced() {
     for kind in [FaultKind::ModuleLoad, FaultKind::Alloc] {
         fault::clear();
         fault::inject(kind, 1);
-        let s = sc.scorer(BackendRequest::Auto).expect("auto never fails for want of a GPU");
+        let s = sc
+            .scorer(BackendRequest::Auto)
+            .expect("auto never fails for want of a GPU");
         assert_eq!(s.backend(), BackendKind::Cpu);
         assert!(s.backend_note().is_some_and(|n| n.contains("injected")));
         fault::clear();

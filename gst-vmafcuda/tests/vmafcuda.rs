@@ -752,6 +752,66 @@ mod harness {
         assert!(slope < 1024.0, "RSS grows {slope} B per rebuild");
     }
 
+    /// Real out-of-memory on a GPU machine: with (almost) all device memory taken, backend=auto
+    /// warns and scores on the CPU (scores equal to the engine's), backend=cuda posts an error
+    /// naming the failure. Skips without a driver.
+    #[test]
+    #[ignore = "fills the GPU's memory: run alone with --ignored (scripts/gpu-gst-check.sh)"]
+    fn real_out_of_memory_means_a_warning_and_the_cpu_or_an_error_when_forced() {
+        use vmafcuda::cuda;
+        if let Err(e) = cuda::probe() {
+            eprintln!("skipping: {e}");
+            return;
+        }
+        init();
+        let ctx = cuda::Context::primary(0).expect("context");
+        let mut hog = Vec::new();
+        let mut chunk = 1usize << 30;
+        while chunk >= 1 << 16 {
+            match cuda::DeviceBuffer::new(&ctx, chunk) {
+                Ok(b) => hog.push(b),
+                Err(_) => chunk /= 2,
+            }
+        }
+        let n = 6;
+        let mut s = setup(&[("backend", "auto")], W);
+        for i in 0..n {
+            push_pair(&mut s, i);
+        }
+        eos(&mut s);
+        let (msgs, others) = messages(&s.bus);
+        assert_eq!(vmaf_of(&msgs), expected_vmaf(n, &[0]));
+        let warning = others
+            .iter()
+            .find_map(|m| match m.view() {
+                gst::MessageView::Warning(w) => Some(format!("{} {:?}", w.error(), w.debug())),
+                gst::MessageView::Error(e) => panic!("backend=auto: error {}", e.error()),
+                _ => None,
+            })
+            .expect("a warning");
+        assert!(warning.contains("OUT_OF_MEMORY"), "{warning}");
+
+        let mut s = setup(&[("backend", "cuda")], W);
+        for i in 0..3 {
+            let _ = s.reference.push(buffer(gray(i, 0), i as u64));
+            let _ = s.distorted.push(buffer(gray(i, 3), i as u64));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let error = loop {
+            if let Some(m) = s.bus.pop_filtered(&[gst::MessageType::Error]) {
+                if let gst::MessageView::Error(e) = m.view() {
+                    break format!("{} {:?}", e.error(), e.debug());
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "no error posted");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(error.contains("OUT_OF_MEMORY"), "{error}");
+        drop(s);
+        drop((hog, ctx));
+        eprintln!("real OOM through the element: auto warned ({warning}); cuda: {error}");
+    }
+
     /// A GPU failure mid-stream (the emulated GPU of `vmafcuda::emulated_gpu`, failing at its
     /// n-th kernel launch): with backend=auto the element warns once and every frame's score
     /// equals a CPU-only run; with backend=cuda it posts an error. The emulation is
@@ -771,9 +831,16 @@ mod harness {
                 push_pair(&mut s, i);
             }
             eos(&mut s);
-            assert!(!fault::pending(FaultKind::Launch), "#{nth}: fault not reached");
+            assert!(
+                !fault::pending(FaultKind::Launch),
+                "#{nth}: fault not reached"
+            );
             let (msgs, others) = messages(&s.bus);
-            assert_eq!(vmaf_of(&msgs), want, "launch #{nth}: scores after the fall-back");
+            assert_eq!(
+                vmaf_of(&msgs),
+                want,
+                "launch #{nth}: scores after the fall-back"
+            );
             let warnings: Vec<String> = others
                 .iter()
                 .filter_map(|m| match m.view() {

@@ -15,8 +15,8 @@
 //! the same functions as the CPU path, so both paths give identical numbers.
 
 use crate::extract::{FeaturePlan, SpatialFeatures};
-use crate::features;
 use crate::fallback::HostPair;
+use crate::features;
 use crate::frame::{PictureRef, Plane, PlaneBuf};
 
 use super::adm::{AdmKernels, GpuAdm};
@@ -147,7 +147,10 @@ impl HostStaging {
     /// An owned copy of host frame `tag`, if it is one of the last [`KEPT`] host frames staged.
     /// Reads host memory only, so it works after any GPU failure.
     pub fn copy_of(&self, tag: usize) -> Option<HostPair> {
-        let set = self.held.iter().position(|h| h.as_ref().is_some_and(|h| h.tag == tag))?;
+        let set = self
+            .held
+            .iter()
+            .position(|h| h.as_ref().is_some_and(|h| h.tag == tag))?;
         let held = self.held[set].as_ref()?;
         let planes: Option<Vec<PlaneBuf>> = self.pinned[set]
             .iter()

@@ -402,6 +402,18 @@ impl VmafCuda {
                 ))
             }
         };
+        if settings.backend == Backend::Auto
+            && scorer.backend() == BackendKind::Cpu
+            && cuda::probe().is_ok()
+        {
+            // A GPU is there but could not be used (out of memory, say): say so.
+            gst::element_imp_warning!(
+                self,
+                gst::LibraryError::Init,
+                ("CUDA unavailable, scoring on the CPU"),
+                ["{}", scorer.backend_note().unwrap_or("no reason given")]
+            );
+        }
         gst::info!(
             CAT,
             imp = self,
