@@ -384,6 +384,9 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     if scorer.frames_pushed() == 0 {
         return Err(fail(1, "no frames to score (an input is empty)"));
     }
+    if let Some(reason) = scorer.fallback_reason() {
+        eprintln!("vmafcuda: warning: CUDA failed mid-run ({reason}); finished on the CPU");
+    }
     let report = scorer.finish();
     print_summary(&report);
     if let Some(path) = &args.output {

@@ -14,16 +14,18 @@ pub(super) struct Fallback {
 }
 
 impl Fallback {
-    /// Frame `index` was scored: keep it while the scorer is on the GPU (a failure at the next
-    /// frame may ask for it again).
+    /// Frame `index` was scored: keep it if it was read in place while the scorer is on the
+    /// GPU (a failure at the next frame may ask for it again; host frames the scorer keeps
+    /// itself).
     pub(super) fn scored(
         &mut self,
         scorer: &Scorer,
+        in_place: bool,
         index: usize,
         reference: &gst::Buffer,
         distorted: &gst::Buffer,
     ) {
-        self.previous = (scorer.backend() == BackendKind::Cuda)
+        self.previous = (in_place && scorer.backend() == BackendKind::Cuda)
             .then(|| (index, reference.clone(), distorted.clone()));
     }
 

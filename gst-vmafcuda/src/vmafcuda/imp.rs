@@ -640,6 +640,7 @@ impl VmafCuda {
             }
         }
 
+        let in_place_before = state.frames_in_place;
         let progress = match self.push_device(state, reference, distorted) {
             Some(Ok(p)) => {
                 state.frames_in_place += 1;
@@ -680,7 +681,10 @@ impl VmafCuda {
             None => self.push_host(state, reference, distorted, &rf, &df, index)?,
         };
         if let Some(scorer) = state.scorer.as_ref() {
-            state.fallback.scored(scorer, index, reference, distorted);
+            let in_place = state.frames_in_place > in_place_before;
+            state
+                .fallback
+                .scored(scorer, in_place, index, reference, distorted);
             if let Some(reason) = state.fallback.warning(scorer) {
                 gst::element_imp_warning!(
                     self,
