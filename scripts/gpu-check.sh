@@ -170,6 +170,26 @@ PY
     else
       row "CLI cuda and cpu pooled vmaf DIFFER"
     fi
+    # Two processes at once on one GPU, forced CUDA, same clip: both must finish and equal the
+    # CPU output.
+    echo "== two CLI processes at once on one GPU" >>"$log"
+    local rc1=0 rc2=0
+    "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend cuda -q -o "$out/cli-two-1.json" >>"$log" 2>&1 &
+    local p1=$!
+    "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend cuda -q -o "$out/cli-two-2.json" >>"$log" 2>&1 &
+    local p2=$!
+    wait "$p1" || rc1=$?
+    wait "$p2" || rc2=$?
+    if python3 - "$out/cli-cpu.json" "$out/cli-two-1.json" "$out/cli-two-2.json" <<'PY'; then
+import json, sys
+cpu, *two = (json.load(open(p)) for p in sys.argv[1:])
+key = lambda r: ([f["metrics"] for f in r["frames"]], r["pooled_metrics"])
+sys.exit(0 if all(key(r) == key(cpu) for r in two) else 1)
+PY
+      rows+=("two CLI processes at once on one GPU (--backend cuda): rc=$rc1,$rc2, both identical to the CPU")
+    else
+      rows+=("two CLI processes at once on one GPU (--backend cuda): rc=$rc1,$rc2, outputs DIFFER from the CPU or missing")
+    fi
     rm -f "$clip"-*.y4m
   fi
 
@@ -186,7 +206,7 @@ PY
     echo "== GPU check summary"
     printf '%s\n' "${rows[@]}"
     echo "== highlights"
-    grep -aoE "(CUDA driver [0-9].*|VIF .*fps.*|ADM .*fps.*|8 threads .*|CUDA pipelined .*|shot rebuild .*|full GPU state .*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|as expected.*|held [0-9].*)" "$log" || true
+    grep -aoE "(CUDA driver [0-9].*|VIF .*fps.*|ADM .*fps.*|8 threads .*|CUDA pipelined .*|shot rebuild .*|full GPU state .*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|real OOM.*|as expected.*|held [0-9].*)" "$log" || true
     [[ -f $out/bench.txt ]] && { echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run)"; cat "$out/bench.txt"; }
   } | tee "$summary"
 }

@@ -17,8 +17,17 @@ build() {
   local so="${CARGO_TARGET_DIR:-target}/release/libgstvmafcuda.so"
   rm -rf .gpu/gstplugin .gpu/gstdata && mkdir -p .gpu/gstplugin .gpu/gstdata
   objcopy --strip-debug "$so" .gpu/gstplugin/libgstvmafcuda.so
+  # The element's Harness tests, for the device runs (1,000 rebuilds on CUDA, real OOM).
+  local tests
+  tests=$(cargo test --release -p gst-vmafcuda --test vmafcuda --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "vmafcuda" and "test" in m["target"]["kind"]:
+        print(m["executable"])' | tail -1)
+  objcopy --strip-debug "$tests" .gpu/gstplugin/element-tests
   rm -rf .gpu/gst
-  "${BUNDLE_GST:-../shared/device/bundle-gst.sh}" .gpu/gst .gpu/gstplugin/libgstvmafcuda.so
+  "${BUNDLE_GST:-../shared/device/bundle-gst.sh}" .gpu/gst .gpu/gstplugin/libgstvmafcuda.so .gpu/gstplugin/element-tests
   local corpus=${VMAFCUDA_CORPUS:-../shared/corpus}
   # The reference y4m (18 MB) is not copied when the CUDA tests run first in the same call:
   # they decompress it into target/corpus-cache (GST_CHECK_REF=copy copies it anyway).
@@ -150,6 +159,23 @@ EOF
     >/dev/null 2>&1 || true
   t1=$(date +%s%N)
   rows+=("$(printf '1080p videotestsrc!cudaupload alone (one stream): %sms' "$(((t1 - t0) / 1000000))")")
+
+  # The element's Harness tests on the GPU: 1,000 shot rebuilds with backend=cuda (no error,
+  # no RSS growth), and real out-of-memory (backend=auto warns and scores on the CPU,
+  # backend=cuda errors out).
+  if [[ -x .gpu/gstplugin/element-tests ]]; then
+    local t rc
+    for t in a_thousand_shot_rebuilds real_out_of_memory; do
+      rc=0
+      t0=$(date +%s%N)
+      VMAFCUDA_TEST_BACKEND=cuda VMAFCUDA_CORPUS=${VMAFCUDA_CORPUS:-$PWD/.gpu/corpus} \
+        env -u GST_PLUGIN_PATH .gpu/gstplugin/element-tests --ignored --test-threads=1 --nocapture "$t" \
+        >"$out/element-test-$t.log" 2>&1 || rc=$?
+      t1=$(date +%s%N)
+      rows+=("$(printf 'element test %-26s rc=%s %6sms %s' "$t" "$rc" "$(((t1 - t0) / 1000000))" \
+        "$(grep -aoE "(1000 rebuilds.*|real OOM.*|skipping.*)" "$out/element-test-$t.log" | head -1)")")
+    done
+  fi
 
   {
     echo "== GStreamer GPU check"

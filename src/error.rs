@@ -40,6 +40,15 @@ pub enum Error {
     ShotList(String),
     #[error("backend: {0}")]
     Backend(String),
+    /// The GPU failed, the scorer now runs on the CPU, and frames it has no host copy of
+    /// (device frames) were lost: push frames `from..to` again as host frames, in order, then
+    /// go on with frame `to`. (`Scorer::frames_pushed` is `from` now.)
+    #[error("CUDA failed ({reason}); scoring continues on the CPU: frames {from}..{to} must be pushed again as host frames")]
+    ReplayOnHost {
+        from: usize,
+        to: usize,
+        reason: String,
+    },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

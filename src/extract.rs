@@ -67,6 +67,15 @@ impl SpatialExtractors {
         }
     }
 
+    /// Feeds one pair to the state that carries from frame to frame (ADM's word, see
+    /// [`SpatialExtractors::carries_state`]) without keeping scores: the frame before the
+    /// first one scored after a GPU-to-CPU switch.
+    pub fn prime(&mut self, reference: &PictureRef, distorted: &PictureRef) {
+        for a in self.adm.iter_mut().filter(|a| a.carries_state()) {
+            a.extract(&reference.luma, &distorted.luma);
+        }
+    }
+
     /// Computes every spatial feature of one pair. With `split`, ADM and VIF run on two
     /// threads (used when a single frame is pushed; batches parallelise across frames instead).
     pub fn extract(

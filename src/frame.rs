@@ -83,6 +83,47 @@ impl PlaneBuf {
         }
     }
 
+    /// A copy of `plane` (any stride), tightly packed.
+    pub fn copy_of(plane: &Plane) -> Self {
+        let (w, h) = (plane.width, plane.height);
+        let data = match plane.samples {
+            Samples::U8(_) => {
+                SampleBuf::U8((0..h).flat_map(|y| plane.row_u8(y)).copied().collect())
+            }
+            Samples::U16(_) => {
+                SampleBuf::U16((0..h).flat_map(|y| plane.row_u16(y)).copied().collect())
+            }
+        };
+        PlaneBuf {
+            data,
+            width: w,
+            height: h,
+            bpc: plane.bpc,
+        }
+    }
+
+    /// A plane from tightly packed native-endian bytes (one byte per sample at 8 bits, two
+    /// above); `None` if `bytes` is too short.
+    pub fn from_packed(bytes: &[u8], width: usize, height: usize, bpc: u32) -> Option<Self> {
+        let n = width * height;
+        let data = if bpc == 8 {
+            SampleBuf::U8(bytes.get(..n)?.to_vec())
+        } else {
+            let b = bytes.get(..2 * n)?;
+            SampleBuf::U16(
+                b.chunks_exact(2)
+                    .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+                    .collect(),
+            )
+        };
+        Some(PlaneBuf {
+            data,
+            width,
+            height,
+            bpc,
+        })
+    }
+
     pub fn view(&self) -> Plane<'_> {
         let samples = match &self.data {
             SampleBuf::U8(v) => Samples::U8(v),

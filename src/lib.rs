@@ -24,13 +24,29 @@
 //! Every CUDA handle is owned by an RAII type that counts itself ([`cuda::live_resources`]), so
 //! tests assert that the counts stay flat across shots and return to zero when a scorer is
 //! dropped.
+//!
+//! # When the GPU fails
+//!
+//! At set-up, `BackendRequest::Auto` takes the CPU if no GPU can be used (no driver, out of
+//! memory) and says why ([`scorer::Scorer::backend_note`]); a forced `Cuda` request is an
+//! error. Mid-stream, a failed CUDA call with `Auto` (or [`ScorerConfig::cpu_fallback`]) ends
+//! the scorer's CUDA scope at once: the whole GPU engine is dropped (every count back to zero)
+//! and the run goes on on the CPU, bit-identical to a CPU-only run ([`fallback`]): the shot's
+//! session is kept and continued on the host, the frame before the lost ones primes motion and
+//! ADM's carried word, and the frames in flight are scored again from the pinned staging's host
+//! copies (it keeps the last `SLOTS + 2` host frames). Lost device frames are asked back from
+//! the caller ([`Error::ReplayOnHost`]). [`scorer::Scorer::fallback_reason`] says what failed;
+//! `backend()` is then `Cpu`. With forced CUDA, failures stay errors.
 
 pub mod bench;
 pub mod cuda;
+pub mod emulated_gpu;
 pub mod error;
 pub mod extract;
+pub mod fallback;
 pub mod features;
 pub mod frame;
+pub(crate) mod gpu_pipeline;
 pub mod html;
 pub mod model;
 pub mod plot;

@@ -321,6 +321,12 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
                 s.width, s.height
             ))
         );
+        if let Some(reason) = r.scorer.fallback_reason() {
+            eprintln!(
+                "vmafcuda: warning: {}: CUDA failed mid-run ({reason}); finished on the CPU",
+                r.source.name()
+            );
+        }
         let report = r.scorer.finish();
         if several {
             println!("rendition {}: {name}", i + 1);

@@ -7,10 +7,13 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::cuda;
+use crate::cuda::{self, CudaResult, GpuFrame};
+use crate::emulated_gpu::{self, EmulatedGpu};
 use crate::error::{Error, Result};
 use crate::extract::{FeaturePlan, SpatialExtractors, SpatialFeatures};
+use crate::fallback::HostPair;
 use crate::frame::{PictureRef, Plane};
+use crate::gpu_pipeline::{CudaEngine, GpuPipeline};
 use crate::model::{Model, PredictOptions};
 use crate::report::{FrameResult, Report, ShotResult};
 use crate::session::{FrameFeatures, Session};
@@ -34,6 +37,10 @@ pub struct ScorerConfig {
     /// shot results out as they come (the GStreamer element without a results file) turns this
     /// off so nothing grows with the number of shots.
     pub keep_shots: bool,
+    /// With `BackendRequest::Cuda` or `CudaContext`: when a CUDA call fails mid-stream, go on
+    /// on the CPU (as `Auto` always does) instead of returning the error. See
+    /// [`crate::fallback`].
+    pub cpu_fallback: bool,
 }
 
 impl ScorerConfig {
@@ -45,6 +52,7 @@ impl ScorerConfig {
             shot_starts: Vec::new(),
             keep_frames: true,
             keep_shots: true,
+            cpu_fallback: false,
         }
     }
 }
@@ -61,11 +69,13 @@ pub struct Geometry {
 #[derive(Clone, Debug, Default)]
 pub enum BackendRequest {
     /// CUDA on device 0 if a driver and a device are there, else the CPU (the reason is kept:
-    /// [`Scorer::backend_note`]).
+    /// [`Scorer::backend_note`]). A CUDA failure later in the stream moves the run to the CPU
+    /// too ([`crate::fallback`]).
     #[default]
     Auto,
     Cpu,
-    /// CUDA on the device of this ordinal, in its primary context; an error if unavailable.
+    /// CUDA on the device of this ordinal, in its primary context; an error if unavailable,
+    /// and CUDA failures stay errors (unless [`ScorerConfig::cpu_fallback`]).
     Cuda {
         device: i32,
     },
@@ -89,22 +99,10 @@ impl BackendKind {
     }
 }
 
-/// The GPU side of a CUDA scorer: kernels for the whole run, features rebuilt per shot.
-struct CudaEngine {
-    /// The per-frame feature state and its memory: kept for the whole run (a pool, so a shot
-    /// rebuild costs no allocations) and reset to a fresh session at every shot boundary.
-    /// Rebuilt from scratch only after an error.
-    features: Option<cuda::GpuFeatures>,
-    /// A shot ended: reset the features' session state before the next frame.
-    needs_reset: bool,
-    kernels: cuda::GpuKernels,
-    /// Pinned staging for host frames, kept across shots (see [`cuda::HostStaging`]).
-    staging: cuda::HostStaging,
-}
-
 enum Engine {
     Cpu,
-    Cuda(Box<CudaEngine>),
+    /// The CUDA engine, or its emulation ([`crate::emulated_gpu`]).
+    Gpu(Box<dyn GpuPipeline>),
 }
 
 /// What `push` hands back: frames completed now, and a shot if one ended.
@@ -112,6 +110,14 @@ enum Engine {
 pub struct Progress {
     pub frames: Vec<FrameResult>,
     pub shots: Vec<ShotResult>,
+}
+
+impl Progress {
+    /// Appends `more` (later results).
+    pub fn extend(&mut self, more: Progress) {
+        self.frames.extend(more.frames);
+        self.shots.extend(more.shots);
+    }
 }
 
 struct ShotState {
@@ -177,6 +183,21 @@ pub struct Scorer {
     /// A GPU error met where it could not be returned (ending a shot): returned by the next
     /// call that can.
     deferred: Option<Error>,
+    /// Whether a GPU failure moves the run to the CPU ([`crate::fallback`]).
+    fallback_allowed: bool,
+    /// Why the run moved from the GPU to the CPU, once it has.
+    fell_back: Option<String>,
+    /// The first frame submitted to the GPU whose result has not come back.
+    gpu_next: usize,
+    /// After a fall-back: frames below this index are pushed again only to prime the CPU's
+    /// temporal state (they were scored on the GPU).
+    prime_below: usize,
+    /// A shot ended while its last frames were lost on the GPU and must be replayed by the
+    /// caller: the shot ends before this frame.
+    replay_boundary: Option<usize>,
+    /// Results completed by a call that then failed: handed out by the next call that
+    /// succeeds.
+    unreported: Progress,
     /// Spare extractor sets for worker threads (one is taken per frame in flight).
     extractors: Mutex<Vec<SpatialExtractors>>,
     /// For sizes where a frame's ADM depends on the previous frame of the session (libvmaf's
@@ -206,17 +227,27 @@ impl Scorer {
         request: BackendRequest,
     ) -> Result<Self> {
         let mut scorer = Scorer::cpu_scorer(config, geometry)?;
+        scorer.fallback_allowed =
+            matches!(request, BackendRequest::Auto) || scorer.config.cpu_fallback;
+        let emulate = emulated_gpu::is_enabled();
+        let plan = scorer.plan.clone();
+        let build = |ctx: Option<cuda::Context>, device: i32| -> CudaResult<Box<dyn GpuPipeline>> {
+            if emulate && ctx.is_none() {
+                return Ok(Box::new(EmulatedGpu::new(&plan)?));
+            }
+            Ok(Box::new(CudaEngine::new(ctx, device, &plan)?))
+        };
         let engine = match request {
             BackendRequest::Cpu => None,
             BackendRequest::Cuda { device } => Some(
-                cuda_engine(None, device, &scorer.plan)
+                build(None, device)
                     .map_err(|e| Error::Backend(format!("CUDA device {device}: {e}")))?,
             ),
             BackendRequest::CudaContext(ctx) => Some(
-                cuda_engine(Some(ctx), 0, &scorer.plan)
+                build(Some(ctx), 0)
                     .map_err(|e| Error::Backend(format!("CUDA (borrowed context): {e}")))?,
             ),
-            BackendRequest::Auto => match cuda_engine(None, 0, &scorer.plan) {
+            BackendRequest::Auto => match build(None, 0) {
                 Ok(e) => Some(e),
                 Err(e) => {
                     scorer.backend_note = Some(format!("no usable CUDA GPU ({e}): using the CPU"));
@@ -225,7 +256,10 @@ impl Scorer {
             },
         };
         if let Some(engine) = engine {
-            scorer.engine = Engine::Cuda(Box::new(engine));
+            if emulate {
+                scorer.backend_note = Some("emulated GPU (test hook): computed on the CPU".into());
+            }
+            scorer.engine = Engine::Gpu(engine);
             let g = scorer.geometry;
             scorer.shot.session = Session::scores_only(g.width, g.height, g.bpc);
         }
@@ -236,20 +270,26 @@ impl Scorer {
     pub fn backend(&self) -> BackendKind {
         match self.engine {
             Engine::Cpu => BackendKind::Cpu,
-            Engine::Cuda(_) => BackendKind::Cuda,
+            Engine::Gpu(_) => BackendKind::Cuda,
         }
     }
 
-    /// Why `Auto` chose the CPU, if it did.
+    /// Why `Auto` chose the CPU, or why the run moved to the CPU, if it did.
     pub fn backend_note(&self) -> Option<&str> {
         self.backend_note.as_deref()
+    }
+
+    /// The GPU failure that moved this run to the CPU mid-stream, if one did
+    /// ([`crate::fallback`]).
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.fell_back.as_deref()
     }
 
     fn new_session(&self) -> Session {
         let g = self.geometry;
         match self.engine {
             Engine::Cpu => Session::new(g.width, g.height, g.bpc),
-            Engine::Cuda(_) => Session::scores_only(g.width, g.height, g.bpc),
+            Engine::Gpu(_) => Session::scores_only(g.width, g.height, g.bpc),
         }
     }
 
@@ -291,6 +331,12 @@ impl Scorer {
             engine: Engine::Cpu,
             backend_note: None,
             deferred: None,
+            fallback_allowed: false,
+            fell_back: None,
+            gpu_next: 0,
+            prime_below: 0,
+            replay_boundary: None,
+            unreported: Progress::default(),
             config,
             next_frame: 0,
             next_start: 0,
@@ -380,20 +426,41 @@ impl Scorer {
     }
 
     /// Scores one frame pair. On the CPU, ADM and VIF of the pair run on two threads.
+    ///
+    /// On the GPU, a failure either is returned (forced CUDA) or moves the run to the CPU
+    /// ([`crate::fallback`]); then this frame and the lost ones are scored on the CPU, and the
+    /// call only fails ([`Error::ReplayOnHost`]) if some lost frames were device frames.
     pub fn push(&mut self, reference: &PictureRef, distorted: &PictureRef) -> Result<Progress> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
         self.check_pair(self.next_frame, reference, distorted)?;
-        if let Engine::Cuda(_) = self.engine {
+        if let Engine::Gpu(_) = self.engine {
             // Host frames are copied into pinned staging before this returns, so they can stay
             // in flight: the next frame is staged while the GPU works on this one.
-            let mut progress = self.gpu_begin_frame()?;
             let index = self.next_frame;
-            let (features, staging) = self.gpu_features()?;
-            let done = features
-                .submit_host(staging, reference, distorted, index)
-                .map_err(|e| Error::Backend(format!("CUDA, frame {index}: {e}")))?;
+            match self.gpu_submit(index, |gpu| gpu.submit_host(reference, distorted, index)) {
+                Ok(p) => return Ok(self.deliver(p)),
+                Err(failure) => {
+                    let p = self.recover(failure, index + 1)?;
+                    self.unreported.extend(p);
+                }
+            }
+        }
+        let p = self.push_cpu(reference, distorted);
+        Ok(self.deliver(p))
+    }
+
+    /// The CPU path of [`Scorer::push`] (checked input).
+    fn push_cpu(&mut self, reference: &PictureRef, distorted: &PictureRef) -> Progress {
+        if self.next_frame < self.prime_below {
+            // Scored on the GPU before a fall-back: it only gives the CPU its temporal state.
+            self.shot.session.prime(&reference.luma);
+            if let Some(ex) = &mut self.sequential {
+                ex.prime(reference, distorted);
+            }
             self.next_frame += 1;
-            self.absorb(done, &mut progress);
-            return Ok(progress);
+            return Progress::default();
         }
         if self.sequential.is_some() {
             // The boundary first: the shot's first frame must see a fresh session.
@@ -401,14 +468,21 @@ impl Scorer {
             let index = self.next_frame;
             let spatial = match self.sequential.as_mut() {
                 Some(ex) => ex.extract(reference, distorted, true),
-                None => return Err(Error::Backend("sequential extractor missing".into())),
+                None => SpatialExtractors::new(&self.plan).extract(reference, distorted, true),
             };
             let luma = &reference.luma;
             self.end_frame(&mut progress, |session| session.push(index, luma, spatial));
-            return Ok(progress);
+            return progress;
         }
         let spatial = self.with_extractors(|ex| ex.extract(reference, distorted, true));
-        Ok(self.push_spatial(&reference.luma, spatial))
+        self.push_spatial(&reference.luma, spatial)
+    }
+
+    /// Results held back by a failed call first, then `progress`.
+    fn deliver(&mut self, progress: Progress) -> Progress {
+        let mut out = std::mem::take(&mut self.unreported);
+        out.extend(progress);
+        out
     }
 
     /// Scores one pair of pictures in device memory (CUDA backend only), read in place.
@@ -426,14 +500,17 @@ impl Scorer {
         // returning, so the planes are free afterwards.
         let mut progress = unsafe { self.submit_device(reference, distorted) }?;
         let more = self.drain_device()?;
-        progress.frames.extend(more.frames);
-        progress.shots.extend(more.shots);
+        progress.extend(more);
         Ok(progress)
     }
 
     /// Queues a pair of device pictures (CUDA backend only) without waiting for the GPU: up to
     /// [`cuda::engine::SLOTS`] frames are in flight, so the host prepares the next frame while
     /// the GPU computes. Returns the frames completed meanwhile.
+    ///
+    /// If the GPU fails and the scorer may fall back ([`crate::fallback`]), the scorer moves
+    /// to the CPU and returns [`Error::ReplayOnHost`]: push the frames it names (this one
+    /// included) again as host frames.
     ///
     /// # Safety
     /// Every plane is device memory of the scorer's CUDA context holding its final samples,
@@ -445,58 +522,213 @@ impl Scorer {
         reference: &cuda::DevicePicture,
         distorted: &cuda::DevicePicture,
     ) -> Result<Progress> {
-        let Engine::Cuda(_) = self.engine else {
+        self.check_device_frame(&[
+            (
+                "reference",
+                reference.luma.width,
+                reference.luma.height,
+                reference.bpc,
+            ),
+            (
+                "distorted",
+                distorted.luma.width,
+                distorted.luma.height,
+                distorted.bpc,
+            ),
+        ])?;
+        let index = self.next_frame;
+        // SAFETY: forwarded from this function's contract.
+        self.submit_unkept(index, |gpu| unsafe {
+            gpu.submit_device(reference, distorted, index)
+        })
+    }
+
+    /// Test hook ([`crate::emulated_gpu`]): host pictures submitted as if they were device
+    /// frames, so the scorer keeps no copy of them and a GPU failure asks for a replay.
+    #[doc(hidden)]
+    pub fn submit_emulated_device(
+        &mut self,
+        reference: &PictureRef,
+        distorted: &PictureRef,
+    ) -> Result<Progress> {
+        let (r, d) = (&reference.luma, &distorted.luma);
+        self.check_device_frame(&[
+            ("reference", r.width, r.height, r.bpc),
+            ("distorted", d.width, d.height, d.bpc),
+        ])?;
+        let index = self.next_frame;
+        self.submit_unkept(index, |gpu| gpu.submit_unkept(reference, distorted, index))
+    }
+
+    fn check_device_frame(&mut self, pictures: &[(&str, usize, usize, u32)]) -> Result<()> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let Engine::Gpu(_) = self.engine else {
             return Err(Error::Backend(
                 "device frames need the CUDA backend (this scorer runs on the CPU)".into(),
             ));
         };
-        let index = self.next_frame;
         let g = self.geometry;
-        for (what, p) in [("reference", reference), ("distorted", distorted)] {
-            if (p.luma.width, p.luma.height, p.bpc) != (g.width, g.height, g.bpc) {
+        for &(what, w, h, bpc) in pictures {
+            if (w, h, bpc) != (g.width, g.height, g.bpc) {
                 return Err(Error::FrameGeometry {
-                    frame: index,
+                    frame: self.next_frame,
                     what: "size or bit depth",
                     expected: format!("{}x{} {}-bit", g.width, g.height, g.bpc),
-                    got: format!("{}x{} {}-bit ({what})", p.luma.width, p.luma.height, p.bpc),
+                    got: format!("{w}x{h} {bpc}-bit ({what})"),
                 });
             }
         }
-        let mut progress = self.gpu_begin_frame()?;
-        let (features, _) = self.gpu_features()?;
-        // SAFETY: forwarded from this function's contract.
-        let done = unsafe { features.submit_device(reference, distorted, index) }
-            .map_err(|e| Error::Backend(format!("CUDA, frame {index}: {e}")))?;
-        self.next_frame += 1;
-        self.absorb(done, &mut progress);
-        Ok(progress)
+        Ok(())
+    }
+
+    /// Submits frame `index`, of which the scorer keeps no host copy: after a fall-back the
+    /// caller must push it again.
+    fn submit_unkept(
+        &mut self,
+        index: usize,
+        submit: impl FnOnce(&mut dyn GpuPipeline) -> CudaResult<Vec<GpuFrame>>,
+    ) -> Result<Progress> {
+        match self.gpu_submit(index, submit) {
+            Ok(p) => Ok(self.deliver(p)),
+            Err(failure) => {
+                let p = self.recover(failure.clone(), index + 1)?;
+                self.unreported.extend(p);
+                Err(Error::ReplayOnHost {
+                    from: self.next_frame,
+                    to: index + 1,
+                    reason: failure,
+                })
+            }
+        }
     }
 
     /// Waits for the frames in flight on the GPU and completes them.
     pub fn drain_device(&mut self) -> Result<Progress> {
-        let mut progress = Progress::default();
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
-        let Engine::Cuda(engine) = &mut self.engine else {
+        match self.gpu_drain() {
+            Ok(p) => Ok(self.deliver(p)),
+            Err(failure) => {
+                let to = self.next_frame;
+                let p = self.recover(failure, to)?;
+                Ok(self.deliver(p))
+            }
+        }
+    }
+
+    fn gpu_drain(&mut self) -> Result<Progress, String> {
+        let mut progress = Progress::default();
+        let Engine::Gpu(gpu) = &mut self.engine else {
             return Ok(progress);
         };
-        let Some(features) = engine.features.as_mut() else {
-            return Ok(progress);
-        };
-        if features.in_flight() == 0 {
+        if gpu.in_flight() == 0 {
             return Ok(progress);
         }
-        let done = features
-            .drain()
-            .map_err(|e| Error::Backend(format!("CUDA: {e}")))?;
+        let done = gpu.drain().map_err(|e| format!("CUDA: {e}"))?;
         self.absorb(done, &mut progress);
         Ok(progress)
     }
 
+    /// Submits frame `index` to the GPU: first, if it starts a shot, the frames in flight
+    /// (they belong to the old shot) and the boundary. On failure, the results completed so
+    /// far wait in `unreported`.
+    fn gpu_submit(
+        &mut self,
+        index: usize,
+        submit: impl FnOnce(&mut dyn GpuPipeline) -> CudaResult<Vec<GpuFrame>>,
+    ) -> Result<Progress, String> {
+        let mut progress = Progress::default();
+        if self.config.shot_starts.get(self.next_start) == Some(&index) {
+            progress.extend(self.gpu_drain()?);
+        }
+        progress.extend(self.begin_frame());
+        let Engine::Gpu(gpu) = &mut self.engine else {
+            self.unreported.extend(progress);
+            return Err("not a GPU scorer".into());
+        };
+        match submit(gpu.as_mut()) {
+            Ok(done) => {
+                self.next_frame += 1;
+                self.absorb(done, &mut progress);
+                Ok(progress)
+            }
+            Err(e) => {
+                self.unreported.extend(progress);
+                Err(format!("CUDA, frame {index}: {e}"))
+            }
+        }
+    }
+
+    /// A GPU call failed: an error if the scorer may not fall back, else the move to the CPU.
+    /// `to`: the end of the frames the caller has submitted, the failing one included.
+    fn recover(&mut self, failure: String, to: usize) -> Result<Progress> {
+        if !self.fallback_allowed {
+            return Err(Error::Backend(failure));
+        }
+        self.fall_back(failure, to)
+    }
+
+    /// Moves the run to the CPU (see [`crate::fallback`]): releases the GPU engine, continues
+    /// the shot's session on the host and scores the frames the GPU lost again from the host
+    /// copies it kept. Without a copy of each, the caller replays them: `ReplayOnHost`.
+    fn fall_back(&mut self, reason: String, to: usize) -> Result<Progress> {
+        let Engine::Gpu(gpu) = std::mem::replace(&mut self.engine, Engine::Cpu) else {
+            return Ok(Progress::default());
+        };
+        let until = self.next_frame;
+        let lost_from = self.gpu_next.min(until);
+        // Frames of this shot came back from the GPU: the last of them primes the CPU's
+        // temporal state (motion's previous frame, ADM's carried word).
+        let prime = self.shot.session.frame_count() > 0;
+        let first = if prime {
+            lost_from.saturating_sub(1)
+        } else {
+            lost_from
+        };
+        let copies: Option<Vec<HostPair>> = (first..until).map(|i| gpu.host_copy(i)).collect();
+        // Every CUDA resource of the run goes here.
+        drop(gpu);
+        let g = self.geometry;
+        let session = std::mem::replace(
+            &mut self.shot.session,
+            Session::new(g.width, g.height, g.bpc),
+        );
+        if prime {
+            self.shot.session = session.resume_on_host();
+        }
+        if let Some(ex) = &mut self.sequential {
+            ex.new_session();
+        }
+        self.prime_below = lost_from;
+        self.next_frame = first;
+        self.backend_note = Some(format!(
+            "CUDA failed at frame {until} ({reason}): continuing on the CPU"
+        ));
+        self.fell_back = Some(reason.clone());
+        match copies {
+            Some(copies) => {
+                let mut progress = Progress::default();
+                for c in &copies {
+                    let (r, d) = (c.reference.view(), c.distorted.view());
+                    progress.extend(self.push_cpu(&r, &d));
+                }
+                Ok(progress)
+            }
+            None => Err(Error::ReplayOnHost {
+                from: first,
+                to,
+                reason,
+            }),
+        }
+    }
+
     /// Hands GPU results to the session, in order.
-    fn absorb(&mut self, frames: Vec<cuda::GpuFrame>, progress: &mut Progress) {
+    fn absorb(&mut self, frames: Vec<GpuFrame>, progress: &mut Progress) {
         for f in frames {
+            self.gpu_next = f.tag + 1;
             for done in self.shot.session.push_sum(f.tag, f.motion_sum, f.spatial) {
                 let r = self.finish_frame(done);
                 progress.frames.push(r);
@@ -504,56 +736,18 @@ impl Scorer {
         }
     }
 
-    /// On the GPU paths: a pending error first, then, if this frame starts a shot, the frames
-    /// in flight (they belong to the old shot), then the boundary.
-    fn gpu_begin_frame(&mut self) -> Result<Progress> {
-        if let Some(e) = self.deferred.take() {
-            return Err(e);
-        }
-        let mut progress = Progress::default();
-        if self.config.shot_starts.get(self.next_start) == Some(&self.next_frame) {
-            let drained = self.drain_device()?;
-            progress.frames.extend(drained.frames);
-        }
-        let b = self.begin_frame();
-        progress.frames.extend(b.frames);
-        progress.shots.extend(b.shots);
-        Ok(progress)
-    }
-
-    /// The GPU features of the current shot, built on first use after a boundary.
-    fn gpu_features(&mut self) -> Result<(&mut cuda::GpuFeatures, &mut cuda::HostStaging)> {
-        let Engine::Cuda(engine) = &mut self.engine else {
-            return Err(Error::Backend("not a CUDA scorer".into()));
-        };
-        if engine.features.is_none() {
-            let f = cuda::GpuFeatures::new(&engine.kernels, &self.plan)
-                .map_err(|e| Error::Backend(format!("CUDA session setup: {e}")))?;
-            engine.features = Some(f);
-        }
-        let CudaEngine {
-            features,
-            staging,
-            needs_reset,
-            ..
-        } = &mut **engine;
-        let features = features
-            .as_mut()
-            .ok_or_else(|| Error::Backend("CUDA session missing".into()))?;
-        if *needs_reset {
-            features
-                .reset_session()
-                .map_err(|e| Error::Backend(format!("CUDA session reset: {e}")))?;
-            *needs_reset = false;
-        }
-        Ok((features, staging))
-    }
-
     /// Ends the shot if the next frame starts one.
     fn begin_frame(&mut self) -> Progress {
         let mut progress = Progress::default();
-        if self.config.shot_starts.get(self.next_start) == Some(&self.next_frame) {
+        let configured = self.config.shot_starts.get(self.next_start) == Some(&self.next_frame);
+        let replayed = self.replay_boundary == Some(self.next_frame);
+        if configured {
             self.next_start += 1;
+        }
+        if replayed {
+            self.replay_boundary = None;
+        }
+        if configured || replayed {
             if let Some(shot) = self.end_shot_inner(&mut progress.frames) {
                 progress.shots.push(shot);
             }
@@ -576,12 +770,17 @@ impl Scorer {
     /// Scores several consecutive frame pairs, spreading them over the worker threads.
     /// Results are identical to pushing them one by one.
     pub fn push_batch(&mut self, pairs: &[(PictureRef, PictureRef)]) -> Result<Progress> {
-        if matches!(self.engine, Engine::Cuda(_)) || self.sequential.is_some() {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let one_by_one = matches!(self.engine, Engine::Gpu(_))
+            || self.sequential.is_some()
+            || self.next_frame < self.prime_below
+            || self.replay_boundary.is_some();
+        if one_by_one {
             let mut progress = Progress::default();
             for (r, d) in pairs {
-                let p = self.push(r, d)?;
-                progress.frames.extend(p.frames);
-                progress.shots.extend(p.shots);
+                progress.extend(self.push(r, d)?);
             }
             return Ok(progress);
         }
@@ -594,11 +793,9 @@ impl Scorer {
             .collect();
         let mut progress = Progress::default();
         for ((r, _), s) in pairs.iter().zip(spatial) {
-            let p = self.push_spatial(&r.luma, s);
-            progress.frames.extend(p.frames);
-            progress.shots.extend(p.shots);
+            progress.extend(self.push_spatial(&r.luma, s));
         }
-        Ok(progress)
+        Ok(self.deliver(progress))
     }
 
     fn push_spatial(&mut self, reference_luma: &Plane, spatial: SpatialFeatures) -> Progress {
@@ -615,14 +812,27 @@ impl Scorer {
     pub fn end_shot(&mut self) -> Progress {
         let mut progress = Progress::default();
         // Frames still on the GPU belong to this shot.
-        match self.drain_device() {
-            Ok(p) => progress.frames.extend(p.frames),
-            Err(e) => self.deferred = Some(e),
+        match self.gpu_drain() {
+            Ok(p) => progress.extend(p),
+            Err(failure) => {
+                let to = self.next_frame;
+                match self.recover(failure, to) {
+                    Ok(p) => progress.extend(p),
+                    Err(e @ Error::ReplayOnHost { .. }) => {
+                        // The shot's last frames come again from the caller: it ends after
+                        // them.
+                        self.replay_boundary = Some(to);
+                        self.deferred = Some(e);
+                        return self.deliver(progress);
+                    }
+                    Err(e) => self.deferred = Some(e),
+                }
+            }
         }
         if let Some(shot) = self.end_shot_inner(&mut progress.frames) {
             progress.shots.push(shot);
         }
-        progress
+        self.deliver(progress)
     }
 
     fn end_shot_inner(&mut self, completed: &mut Vec<FrameResult>) -> Option<ShotResult> {
@@ -639,8 +849,8 @@ impl Scorer {
         let old = std::mem::replace(&mut self.shot, fresh);
         // The next shot starts a fresh libvmaf session: on the GPU the feature state is reset
         // (in place, before the next frame), on the CPU the sequential extractor's.
-        if let Engine::Cuda(engine) = &mut self.engine {
-            engine.needs_reset = true;
+        if let Engine::Gpu(gpu) = &mut self.engine {
+            gpu.new_session();
         }
         if let Some(ex) = &mut self.sequential {
             ex.new_session();
@@ -723,6 +933,8 @@ impl Scorer {
     /// Ends the last shot and returns everything.
     pub fn finish(mut self) -> Report {
         if let Err(e) = self.drain_device() {
+            // Only device frames can be lost here (host frames are scored again on the CPU):
+            // callers with device frames drain before finishing.
             eprintln!("vmafcuda: frames lost at the end of the stream: {e}");
         }
         let mut tail = Vec::new();
@@ -746,28 +958,4 @@ impl Scorer {
             shots: self.shots,
         }
     }
-}
-
-/// Loads the kernels in `ctx` (or device `device`'s primary context) for `plan`. The first
-/// shot's GPU state is built with the first frame.
-fn cuda_engine(
-    ctx: Option<cuda::Context>,
-    device: i32,
-    plan: &FeaturePlan,
-) -> cuda::CudaResult<CudaEngine> {
-    cuda::probe()?;
-    let ctx = match ctx {
-        Some(c) => c,
-        None => cuda::Context::primary(device)?,
-    };
-    let kernels = cuda::GpuKernels::load(&ctx)?;
-    // Build one shot's state now, so an unusable GPU (out of memory, say) shows up here, where
-    // `Auto` can still fall back, rather than at the first frame.
-    let features = cuda::GpuFeatures::new(&kernels, plan)?;
-    Ok(CudaEngine {
-        features: Some(features),
-        needs_reset: false,
-        staging: cuda::HostStaging::new(&ctx),
-        kernels,
-    })
 }

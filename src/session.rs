@@ -54,6 +54,23 @@ impl Session {
         }
     }
 
+    /// The same session continued on the host (after a GPU failure): the frames waiting for
+    /// their motion stay. If frames were pushed, [`Session::prime`] with the last one's
+    /// reference luma must come before the next push.
+    pub fn resume_on_host(self) -> Session {
+        Session {
+            motion: self.motion.resume_on_host(),
+            pending: self.pending,
+            frames: self.frames,
+        }
+    }
+
+    /// Gives a resumed session the reference luma of its last frame (motion compares the next
+    /// frame with it). Scores nothing.
+    pub fn prime(&mut self, reference_luma: &Plane) {
+        self.motion.prime(reference_luma);
+    }
+
     /// Frames pushed into this session so far.
     pub fn frame_count(&self) -> usize {
         self.frames

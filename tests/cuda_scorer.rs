@@ -1025,3 +1025,203 @@ fn injected_faults_anywhere_in_the_engine_fail_cleanly() {
         "{tried} injected faults through the whole engine: each an error, nothing left alive"
     );
 }
+
+/// Replays the frames a scorer asks for (`ReplayOnHost`) from the host pictures.
+fn replay(
+    s: &mut Scorer,
+    refs: &[Picture],
+    dists: &[Picture],
+    e: vmafcuda::Error,
+) -> Result<usize, vmafcuda::Error> {
+    match e {
+        vmafcuda::Error::ReplayOnHost { from, to, .. } => {
+            assert_eq!(s.frames_pushed(), from);
+            for (r, d) in refs[from..to].iter().zip(&dists[from..to]) {
+                s.push(&r.view(), &d.view())?;
+            }
+            Ok(to)
+        }
+        e => Err(e),
+    }
+}
+
+/// With `Auto`, an injected failure anywhere (allocation, module load, launch, copy; host frames
+/// then device frames, two shots, PSNR) moves the run to the CPU: the report equals the CPU-only
+/// one bit for bit, device frames lost on the GPU are replayed from the host, and every CUDA
+/// resource the scorer held is released.
+#[test]
+fn injected_faults_mid_stream_with_auto_continue_on_the_cpu_identically() {
+    use vmafcuda::cuda::{fault, FaultKind};
+    let Some(_g) = gpu() else { return };
+    let pair = "s_chelsea_641x359__x264_crf27_padcrop";
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let n = refs.len().min(dists.len()).min(6);
+    let (refs, dists) = (&refs[..n], &dists[..n]);
+    let cpu = score(refs, dists, "vmaf_v0.6.1neg", &[0, 3], BackendRequest::Cpu);
+    // Device copies of the frames, made before any fault is armed, in device 0's primary
+    // context (the one `Auto` uses).
+    let ctx = cuda::Context::primary(0).expect("context");
+    let device: Vec<_> = refs
+        .iter()
+        .zip(dists)
+        .map(|(r, d)| {
+            let ((rb, mut rp), (db, mut dp)) = (device_picture(&ctx, r), device_picture(&ctx, d));
+            let rv = r.view();
+            for p in [&mut rp, &mut dp] {
+                if let (Some(c), Some([u, _])) = (p.chroma.as_mut(), rv.chroma) {
+                    for plane in c.iter_mut() {
+                        plane.width = u.width;
+                        plane.height = u.height;
+                    }
+                }
+            }
+            (rb, db, rp, dp)
+        })
+        .collect();
+    let baseline = cuda::live_resources();
+    let scenario = || -> Result<(Report, Option<String>), vmafcuda::Error> {
+        let mut s = Scorer::with_backend(
+            config("vmaf_v0.6.1neg", &[0, 3]),
+            geometry(&refs[0]),
+            BackendRequest::Auto,
+        )?;
+        let mut i = 0;
+        while i < n {
+            let step = if i >= 2 && s.backend() == BackendKind::Cuda {
+                let (_, _, rp, dp) = &device[i];
+                // SAFETY: our device planes, alive and unwritten for the whole test.
+                unsafe { s.submit_device(rp, dp) }.map(|_| i + 1)
+            } else {
+                s.push(&refs[i].view(), &dists[i].view()).map(|_| i + 1)
+            };
+            i = match step {
+                Ok(next) => next,
+                Err(e) => replay(&mut s, refs, dists, e)?,
+            };
+        }
+        if let Err(e) = s.drain_device() {
+            replay(&mut s, refs, dists, e)?;
+        }
+        let reason = s.fallback_reason().map(str::to_owned);
+        Ok((s.finish(), reason))
+    };
+    fault::clear();
+    let (clean, reason) = scenario().expect("clean run");
+    assert_eq!(reason, None);
+    assert_identical("auto, no fault", &clean, &cpu);
+    let (mut tried, mut fell_back) = (0, 0);
+    for kind in FaultKind::ALL {
+        fault::clear();
+        scenario().expect("clean run");
+        let ops = fault::operations(kind);
+        let mut nths: Vec<u64> = (1..=ops.min(60)).collect();
+        nths.extend([ops / 3, ops / 2, 2 * ops / 3, ops - 1, ops]);
+        nths.retain(|&k| k >= 1 && k <= ops);
+        nths.sort_unstable();
+        nths.dedup();
+        for nth in nths {
+            fault::clear();
+            fault::inject(kind, nth);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&scenario));
+            let reached = !fault::pending(kind);
+            fault::clear();
+            let label = format!("{kind:?} #{nth} of {ops}");
+            match result {
+                Err(_) => panic!("{label}: panicked"),
+                Ok(Err(e)) => panic!("{label}: Auto must not fail: {e}"),
+                Ok(Ok((report, reason))) => {
+                    assert_identical(&label, &report, &cpu);
+                    assert!(reached, "{label}: fault not reached");
+                    if reason.is_some() {
+                        fell_back += 1;
+                    }
+                }
+            }
+            let live = cuda::live_resources();
+            assert_eq!(live, baseline, "after {label}: resources left alive");
+            tried += 1;
+        }
+    }
+    drop(device);
+    drop(ctx);
+    common::gpu::assert_no_live_resources("after the sweep");
+    eprintln!(
+        "{tried} injected faults with Auto: {fell_back} mid-stream fall-backs, the rest at \
+         set-up; every report identical to the CPU, nothing left alive"
+    );
+    assert!(
+        fell_back > tried / 2,
+        "{fell_back} of {tried} fell back mid-stream"
+    );
+}
+
+/// Takes (almost) all free device memory: allocations of 1 GiB down to 64 KiB until none fits.
+fn hog_device_memory(ctx: &cuda::Context) -> Vec<cuda::DeviceBuffer> {
+    let (free, total) = ctx.memory_info().expect("cuMemGetInfo");
+    let mut hog = Vec::new();
+    let mut chunk = 1usize << 30;
+    while chunk >= 1 << 16 {
+        match cuda::DeviceBuffer::new(ctx, chunk) {
+            Ok(b) => hog.push(b),
+            Err(e) => {
+                assert!(e.is_out_of_memory(), "allocating {chunk} bytes: {e}");
+                chunk /= 2;
+            }
+        }
+    }
+    let (left, _) = ctx.memory_info().expect("cuMemGetInfo");
+    eprintln!(
+        "holding {} MiB of {} MiB ({} MiB were free, {} MiB are left)",
+        hog.iter().map(|b| b.len()).sum::<usize>() >> 20,
+        total >> 20,
+        free >> 20,
+        left >> 20
+    );
+    hog
+}
+
+/// Real out-of-memory: with the device full, `Auto` scores on the CPU and says why, forced CUDA
+/// is a clear error, and a scorer made before the memory ran out (whose first frames need
+/// staging memory) moves to the CPU mid-stream with the CPU-only report.
+#[test]
+fn real_out_of_memory_means_the_cpu_for_auto_and_a_clear_error_when_forced() {
+    let Some(_g) = gpu() else { return };
+    let clip = vmafcuda::synth::SynthClip {
+        width: 1920,
+        height: 1080,
+        bpc: 8,
+        frames: 6,
+        cut: 3,
+    };
+    let pairs: Vec<_> = (0..clip.frames).map(|t| clip.pair(t)).collect();
+    let refs: Vec<Picture> = pairs.iter().map(|p| p.0.clone()).collect();
+    let dists: Vec<Picture> = pairs.iter().map(|p| p.1.clone()).collect();
+    let cpu = score(&refs, &dists, "vmaf_v0.6.1", &[0, 3], BackendRequest::Cpu);
+    let ctx = cuda::Context::primary(0).expect("context");
+    let make =
+        |request| Scorer::with_backend(config("vmaf_v0.6.1", &[0, 3]), geometry(&refs[0]), request);
+    let mut early = make(BackendRequest::Auto).expect("scorer");
+    assert_eq!(early.backend(), BackendKind::Cuda);
+    let hog = hog_device_memory(&ctx);
+
+    let auto = make(BackendRequest::Auto).expect("Auto never fails for want of memory");
+    assert_eq!(auto.backend(), BackendKind::Cpu);
+    let note = auto.backend_note().expect("a reason").to_owned();
+    assert!(note.contains("OUT_OF_MEMORY"), "{note}");
+    let forced = make(BackendRequest::Cuda { device: 0 })
+        .err()
+        .expect("forced CUDA with a full device fails");
+    assert!(forced.to_string().contains("OUT_OF_MEMORY"), "{forced}");
+
+    for (r, d) in refs.iter().zip(&dists) {
+        early.push(&r.view(), &d.view()).expect("push");
+    }
+    assert_eq!(early.backend(), BackendKind::Cpu);
+    let reason = early.fallback_reason().expect("fell back").to_owned();
+    assert!(reason.contains("OUT_OF_MEMORY"), "{reason}");
+    assert_identical("out of memory mid-stream", &early.finish(), &cpu);
+    eprintln!("real OOM: Auto -> CPU ({note}); forced -> {forced}; mid-stream -> {reason}");
+    drop((auto, hog, ctx));
+    common::gpu::assert_no_live_resources("after the out-of-memory test");
+}

@@ -708,7 +708,9 @@ mod harness {
     #[test]
     #[ignore = "measures the process RSS: run alone with --ignored (CI does)"]
     fn a_thousand_shot_rebuilds_through_the_element_do_not_grow_memory() {
-        let mut s = setup(&[], W);
+        // VMAFCUDA_TEST_BACKEND=cuda: the same on the GPU (scripts/gpu-gst-check.sh).
+        let backend = std::env::var("VMAFCUDA_TEST_BACKEND").unwrap_or_else(|_| "auto".into());
+        let mut s = setup(&[("backend", backend.as_str())], W);
         s.element.set_property("frame-message", false);
         let n = 1000;
         let mut samples = Vec::new();
@@ -727,7 +729,13 @@ mod harness {
             }
         }
         eos(&mut s);
-        let (msgs, _) = messages(&s.bus);
+        let (msgs, others) = messages(&s.bus);
+        for m in &others {
+            assert!(
+                !matches!(m.view(), gst::MessageView::Error(_)),
+                "backend={backend}: {m:?}"
+            );
+        }
         shots_seen += shots(&msgs).len();
         assert_eq!(shots_seen, n, "one shot message per rebuild");
         assert_eq!(pooled(&msgs).frames, n as u64);
@@ -742,6 +750,132 @@ mod harness {
         let slope = num / den / 20.0;
         eprintln!("1000 rebuilds through the element: RSS slope {slope:.1} B/rebuild");
         assert!(slope < 1024.0, "RSS grows {slope} B per rebuild");
+    }
+
+    /// Real out-of-memory on a GPU machine: with (almost) all device memory taken, backend=auto
+    /// warns and scores on the CPU (scores equal to the engine's), backend=cuda posts an error
+    /// naming the failure. Skips without a driver.
+    #[test]
+    #[ignore = "fills the GPU's memory: run alone with --ignored (scripts/gpu-gst-check.sh)"]
+    fn real_out_of_memory_means_a_warning_and_the_cpu_or_an_error_when_forced() {
+        use vmafcuda::cuda;
+        if let Err(e) = cuda::probe() {
+            eprintln!("skipping: {e}");
+            return;
+        }
+        init();
+        let ctx = cuda::Context::primary(0).expect("context");
+        let mut hog = Vec::new();
+        let mut chunk = 1usize << 30;
+        while chunk >= 1 << 16 {
+            match cuda::DeviceBuffer::new(&ctx, chunk) {
+                Ok(b) => hog.push(b),
+                Err(_) => chunk /= 2,
+            }
+        }
+        let n = 6;
+        let mut s = setup(&[("backend", "auto")], W);
+        for i in 0..n {
+            push_pair(&mut s, i);
+        }
+        eos(&mut s);
+        let (msgs, others) = messages(&s.bus);
+        assert_eq!(vmaf_of(&msgs), expected_vmaf(n, &[0]));
+        let warning = others
+            .iter()
+            .find_map(|m| match m.view() {
+                gst::MessageView::Warning(w) => Some(format!("{} {:?}", w.error(), w.debug())),
+                gst::MessageView::Error(e) => panic!("backend=auto: error {}", e.error()),
+                _ => None,
+            })
+            .expect("a warning");
+        assert!(warning.contains("OUT_OF_MEMORY"), "{warning}");
+
+        let mut s = setup(&[("backend", "cuda")], W);
+        for i in 0..3 {
+            let _ = s.reference.push(buffer(gray(i, 0), i as u64));
+            let _ = s.distorted.push(buffer(gray(i, 3), i as u64));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let error = loop {
+            if let Some(m) = s.bus.pop_filtered(&[gst::MessageType::Error]) {
+                if let gst::MessageView::Error(e) = m.view() {
+                    break format!("{} {:?}", e.error(), e.debug());
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "no error posted");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(error.contains("OUT_OF_MEMORY"), "{error}");
+        drop(s);
+        drop((hog, ctx));
+        eprintln!("real OOM through the element: auto warned ({warning}); cuda: {error}");
+    }
+
+    /// A GPU failure mid-stream (the emulated GPU of `vmafcuda::emulated_gpu`, failing at its
+    /// n-th kernel launch): with backend=auto the element warns once and every frame's score
+    /// equals a CPU-only run; with backend=cuda it posts an error. The emulation is
+    /// process-wide: CI runs this test on its own (`--ignored gpu_failure_mid_stream`).
+    #[test]
+    #[ignore = "switches the whole process to the emulated GPU: run alone with --ignored (CI does)"]
+    fn gpu_failure_mid_stream_warns_once_and_continues_on_the_cpu() {
+        use vmafcuda::cuda::{fault, FaultKind};
+        vmafcuda::emulated_gpu::enable();
+        let n = 10;
+        let want = expected_vmaf(n, &[0, 5]);
+        for nth in [1, 2, 4, 7, 9] {
+            fault::clear();
+            fault::inject(FaultKind::Launch, nth);
+            let mut s = setup(&[("backend", "auto"), ("shot-boundaries", "5")], W);
+            for i in 0..n {
+                push_pair(&mut s, i);
+            }
+            eos(&mut s);
+            assert!(
+                !fault::pending(FaultKind::Launch),
+                "#{nth}: fault not reached"
+            );
+            let (msgs, others) = messages(&s.bus);
+            assert_eq!(
+                vmaf_of(&msgs),
+                want,
+                "launch #{nth}: scores after the fall-back"
+            );
+            let warnings: Vec<String> = others
+                .iter()
+                .filter_map(|m| match m.view() {
+                    gst::MessageView::Warning(w) => Some(w.error().to_string()),
+                    gst::MessageView::Error(e) => panic!("#{nth}: error {}", e.error()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(warnings.len(), 1, "#{nth}: one warning, got {warnings:?}");
+            assert!(
+                warnings[0].contains("continues on the CPU"),
+                "#{nth}: {warnings:?}"
+            );
+        }
+        // Forced CUDA: the failure is an error, and the element stops.
+        fault::clear();
+        fault::inject(FaultKind::Launch, 3);
+        let mut s = setup(&[("backend", "cuda")], W);
+        for i in 0..6 {
+            let _ = s.reference.push(buffer(gray(i, 0), i as u64));
+            let _ = s.distorted.push(buffer(gray(i, 3), i as u64));
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let error = loop {
+            if let Some(m) = s.bus.pop_filtered(&[gst::MessageType::Error]) {
+                if let gst::MessageView::Error(e) = m.view() {
+                    break e.error().to_string() + &format!(" {:?}", e.debug());
+                }
+            }
+            assert!(std::time::Instant::now() < deadline, "no error posted");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(error.contains("injected"), "{error}");
+        fault::clear();
+        vmafcuda::emulated_gpu::disable();
     }
 }
 

@@ -8,14 +8,16 @@
 //!   event, the device scratch of every feature and the pinned result slots; dropping it
 //!   releases all of them (after draining the stream). Each shot starts a fresh libvmaf session
 //!   on it with [`GpuFeatures::reset_session`]. Nothing is allocated per frame.
-//! * [`HostStaging`]: pinned buffers for host frames, per scorer, made on first use.
+//! * [`HostStaging`]: pinned buffers for host frames, per scorer, made on first use; it keeps
+//!   the last [`KEPT`] host frames, so a scorer can re-score them on the CPU after a GPU failure.
 //!
 //! The results are the integer sums the kernels produce, turned into doubles on the host by
 //! the same functions as the CPU path, so both paths give identical numbers.
 
 use crate::extract::{FeaturePlan, SpatialFeatures};
+use crate::fallback::HostPair;
 use crate::features;
-use crate::frame::{PictureRef, Plane};
+use crate::frame::{PictureRef, Plane, PlaneBuf};
 
 use super::adm::{AdmKernels, GpuAdm};
 use super::context::Context;
@@ -162,13 +164,34 @@ impl GpuKernels {
     }
 }
 
-/// Pinned staging and device planes for host frames, one set per slot: reference and
-/// distorted, luma and (for PSNR) chroma. Kept per scorer, not per shot: pinned allocations take
-/// milliseconds, and a shot rebuild must not.
+/// Host frames whose pinned copies [`HostStaging`] keeps: the frames in flight ([`SLOTS`]), the
+/// one before them and the one being staged. After a GPU failure these are what the CPU needs
+/// to go on ([`HostStaging::copy_of`]): the lost frames, the frame before them (motion and
+/// ADM's carried word need it) and the frame that was being submitted.
+pub const KEPT: usize = SLOTS + 2;
+
+/// Pinned staging for host frames (a ring of [`KEPT`] sets: reference and distorted, luma and,
+/// for PSNR, chroma) and the device planes they are uploaded to (one set per slot). Kept per
+/// scorer, not per shot: pinned allocations take milliseconds, and a shot rebuild must not.
 pub struct HostStaging {
-    pinned: [Vec<PinnedBuffer>; SLOTS],
+    pinned: [Vec<PinnedBuffer>; KEPT],
+    /// The frame each pinned set holds, once staged completely.
+    held: [Option<Held>; KEPT],
+    next_set: usize,
     planes: [Vec<DevicePlaneBuf>; SLOTS],
     ctx: Context,
+}
+
+/// Which frame a pinned set holds, and its planes' (width, height, bpc) in staging order:
+/// reference luma, distorted luma, then (with chroma) reference cb, cr, distorted cb, cr.
+#[derive(Clone)]
+struct Held {
+    tag: usize,
+    planes: Vec<(usize, usize, u32)>,
+}
+
+fn plane_bytes(p: &Plane) -> usize {
+    p.width * p.height * if p.bpc == 8 { 1 } else { 2 }
 }
 
 impl HostStaging {
@@ -176,12 +199,30 @@ impl HostStaging {
     pub fn new(ctx: &Context) -> HostStaging {
         HostStaging {
             pinned: Default::default(),
+            held: Default::default(),
+            next_set: 0,
             planes: Default::default(),
             ctx: ctx.clone(),
         }
     }
 
-    fn ensure(&mut self, slot: usize, planes: &[&Plane]) -> CudaResult<()> {
+    fn ensure_pinned(&mut self, set: usize, planes: &[&Plane]) -> CudaResult<()> {
+        let sized = self.pinned[set].len() == planes.len()
+            && self.pinned[set]
+                .iter()
+                .zip(planes)
+                .all(|(b, p)| b.len() == plane_bytes(p));
+        if sized {
+            return Ok(());
+        }
+        self.pinned[set].clear();
+        for p in planes {
+            self.pinned[set].push(PinnedBuffer::new(&self.ctx, plane_bytes(p))?);
+        }
+        Ok(())
+    }
+
+    fn ensure_planes(&mut self, slot: usize, planes: &[&Plane]) -> CudaResult<()> {
         let fits = self.planes[slot].len() == planes.len()
             && self.planes[slot]
                 .iter()
@@ -190,14 +231,28 @@ impl HostStaging {
         if fits {
             return Ok(());
         }
-        self.pinned[slot].clear();
         self.planes[slot].clear();
         for p in planes {
             let bps = if p.bpc == 8 { 1 } else { 2 };
-            self.pinned[slot].push(PinnedBuffer::new(&self.ctx, p.width * p.height * bps)?);
             self.planes[slot].push(DevicePlaneBuf::new(&self.ctx, p.width, p.height, bps)?);
         }
         Ok(())
+    }
+
+    /// An owned copy of host frame `tag`, if it is one of the last [`KEPT`] host frames staged.
+    /// Reads host memory only, so it works after any GPU failure.
+    pub fn copy_of(&self, tag: usize) -> Option<HostPair> {
+        let set = self
+            .held
+            .iter()
+            .position(|h| h.as_ref().is_some_and(|h| h.tag == tag))?;
+        let held = self.held[set].as_ref()?;
+        let planes: Option<Vec<PlaneBuf>> = self.pinned[set]
+            .iter()
+            .zip(&held.planes)
+            .map(|(b, &(w, h, bpc))| PlaneBuf::from_packed(b.as_slice(), w, h, bpc))
+            .collect();
+        HostPair::from_planes(planes?)
     }
 }
 
@@ -342,17 +397,34 @@ impl GpuFeatures {
             ));
         }
         let (slot, mut out) = self.claim_slot()?;
-        staging.ensure(slot, &host_planes)?;
+        let set = staging.next_set;
+        staging.next_set = (set + 1) % KEPT;
+        staging.held[set] = None;
+        staging.ensure_pinned(set, &host_planes)?;
+        staging.ensure_planes(slot, &host_planes)?;
         for (i, p) in host_planes.iter().enumerate() {
             let bps = staging.planes[slot][i].plane().bytes_per_sample;
             let parallel = p.width * p.height * bps >= STAGE_PARALLEL_BYTES;
-            stage_plane(&mut staging.pinned[slot][i], p, p.width, p.height, parallel)?;
-            // SAFETY: the slot's pinned buffer and device plane, idle (claim_slot waited for
-            // the slot's last frame), owned by the staging, which outlives the frame (the
-            // caller keeps it for the scorer's life and we drain before it could go).
+            stage_plane(&mut staging.pinned[set][i], p, p.width, p.height, parallel)?;
+        }
+        staging.held[set] = Some(Held {
+            tag,
+            planes: host_planes
+                .iter()
+                .map(|p| (p.width, p.height, p.bpc))
+                .collect(),
+        });
+        for (i, p) in host_planes.iter().enumerate() {
+            let bps = staging.planes[slot][i].plane().bytes_per_sample;
+            // SAFETY: the pinned set was last uploaded from KEPT host frames ago, and the slot's
+            // device plane was last read by the slot's previous frame: both frames have been
+            // collected (claim_slot retired every frame up to the one that held this slot, and
+            // frames complete in order) or aborted (streams synchronised). Both buffers are owned
+            // by the staging, which outlives the frame (the caller keeps it for the scorer's
+            // life and we drain before it could go).
             let r = unsafe {
                 staging.planes[slot][i].upload_pinned_async(
-                    &staging.pinned[slot][i],
+                    &staging.pinned[set][i],
                     p.width * bps,
                     &self.stream,
                 )

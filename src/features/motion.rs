@@ -156,6 +156,40 @@ impl MotionExtractor {
         self.advance(if self.frames == 0 { None } else { sum })
     }
 
+    /// Like [`MotionExtractor::push`], returning the frame's integer sum (`None` for the
+    /// session's first frame): what the GPU hands back, for the emulated GPU.
+    pub(crate) fn push_returning_sum(&mut self, reference: &Plane) -> Option<u64> {
+        let sum = if self.frames == 0 {
+            self.store_prev(reference);
+            None
+        } else {
+            Some(self.sad_sum(reference))
+        };
+        self.advance(sum);
+        sum
+    }
+
+    /// A full extractor carrying on the session of this one (made with
+    /// [`MotionExtractor::scores_only`] and fed on the GPU): same frame count and last sad
+    /// score. If frames were pushed, [`MotionExtractor::prime`] with the last one must come
+    /// before the next push.
+    pub(crate) fn resume_on_host(self) -> MotionExtractor {
+        let mut m = MotionExtractor::new(self.width, self.height, self.bpc);
+        m.frames = self.frames;
+        m.last_sad = self.last_sad;
+        m
+    }
+
+    /// Sets the previous reference luma (the session's last frame) without counting a frame.
+    pub(crate) fn prime(&mut self, reference: &Plane) {
+        assert!(
+            (reference.width, reference.height, reference.bpc)
+                == (self.width, self.height, self.bpc),
+            "motion: priming plane does not match the extractor"
+        );
+        self.store_prev(reference);
+    }
+
     /// libvmaf's sad score of a frame from its integer sum.
     pub fn sad_from_sum(sum: u64, width: usize, height: usize) -> f64 {
         let pixels = (width * height) as f64;

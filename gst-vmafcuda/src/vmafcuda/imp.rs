@@ -236,6 +236,8 @@ struct State {
     shot_repeated: u64,
     /// Reference PTS by frame index, kept for `report-filename` only.
     report_pts: Vec<Option<gst::ClockTime>>,
+    /// Follows the scorer from the GPU to the CPU mid-stream.
+    fallback: super::fallback::Fallback,
 }
 
 pub struct VmafCuda {
@@ -605,6 +607,8 @@ impl VmafCuda {
         let keep = settings.results_filename.is_some() || settings.report_filename.is_some();
         config.keep_frames = keep;
         config.keep_shots = keep;
+        // A GPU failure mid-stream moves the run to the CPU unless backend=cuda is forced.
+        config.cpu_fallback = settings.backend != Backend::Cuda;
 
         let request = self.backend_request(&settings, any_cuda_caps);
         let forced = settings.backend == Backend::Cuda;
@@ -627,6 +631,18 @@ impl VmafCuda {
                 ))
             }
         };
+        if settings.backend == Backend::Auto
+            && scorer.backend() == BackendKind::Cpu
+            && cuda::probe().is_ok()
+        {
+            // A GPU is there but could not be used (out of memory, say): say so.
+            gst::element_imp_warning!(
+                self,
+                gst::LibraryError::Init,
+                ("CUDA unavailable, scoring on the CPU"),
+                ["{}", scorer.backend_note().unwrap_or("no reason given")]
+            );
+        }
         gst::info!(
             CAT,
             imp = self,
@@ -726,7 +742,7 @@ impl VmafCuda {
         state: &mut State,
         reference: &gst::Buffer,
         distorted: &gst::Buffer,
-    ) -> Option<Result<vmafcuda::scorer::Progress, String>> {
+    ) -> Option<Result<vmafcuda::scorer::Progress, vmafcuda::Error>> {
         match self.try_push_device(state, reference, distorted) {
             Ok(r) => Some(r),
             Err(why) => {
@@ -745,7 +761,7 @@ impl VmafCuda {
         state: &mut State,
         reference: &gst::Buffer,
         distorted: &gst::Buffer,
-    ) -> Result<Result<vmafcuda::scorer::Progress, String>, &'static str> {
+    ) -> Result<Result<vmafcuda::scorer::Progress, vmafcuda::Error>, &'static str> {
         if state.device_disabled {
             return Err("the CUDA path failed earlier");
         }
@@ -798,7 +814,7 @@ impl VmafCuda {
         // finished reading them, so unmapping afterwards is safe.
         let result = unsafe { scorer.push_device(&rp, &dp) };
         drop((rmap, dmap));
-        Ok(result.map_err(|e| e.to_string()))
+        Ok(result)
     }
 
     /// Scores one frame pair.
@@ -865,10 +881,23 @@ impl VmafCuda {
             }
         }
 
+        let in_place_before = state.frames_in_place;
         let progress = match self.push_device(state, reference, distorted) {
             Some(Ok(p)) => {
                 state.frames_in_place += 1;
                 Some(p)
+            }
+            Some(Err(vmafcuda::Error::ReplayOnHost { from, .. })) => {
+                // The scorer moved to the CPU and lost these frames on the GPU: they come
+                // again from system memory (this one just below).
+                let again = state.fallback.replay(from, index).map_err(|e| {
+                    gst::error_msg!(gst::LibraryError::Failed, ("frame {index}: {e}"))
+                })?;
+                for (r, d) in again {
+                    let p = self.push_host(state, &r, &d, &rf, &df, from)?;
+                    messages.extend(self.handle_progress(state, p));
+                }
+                None
             }
             Some(Err(e)) => {
                 if state.settings.backend == Backend::Cuda {
@@ -890,29 +919,70 @@ impl VmafCuda {
         };
         let progress = match progress {
             Some(p) => p,
-            None => {
-                let psnr = state.settings.psnr;
-                let rframe = map(reference, &rf, "reference", index)?;
-                let dframe = map(distorted, &df, "distorted", index)?;
-                let rp = HostPicture::new(&rframe, psnr).map_err(|e| {
-                    gst::error_msg!(gst::StreamError::Format, ("frame {index}, reference: {e}"))
-                })?;
-                let dp = HostPicture::new(&dframe, psnr).map_err(|e| {
-                    gst::error_msg!(gst::StreamError::Format, ("frame {index}, distorted: {e}"))
-                })?;
-                let scorer = state.scorer.as_mut().ok_or_else(|| {
-                    gst::error_msg!(gst::LibraryError::Failed, ("scorer missing"))
-                })?;
-                let p = scorer
-                    .push(&rp.picture(), &dp.picture())
-                    .map_err(|e| gst::error_msg!(gst::LibraryError::Failed, ("{e}")))?;
-                state.frames_system_memory += 1;
-                p
-            }
+            None => self.push_host(state, reference, distorted, &rf, &df, index)?,
         };
+        if let Some(scorer) = state.scorer.as_ref() {
+            let in_place = state.frames_in_place > in_place_before;
+            state
+                .fallback
+                .scored(scorer, in_place, index, reference, distorted);
+            if let Some(reason) = state.fallback.warning(scorer) {
+                gst::element_imp_warning!(
+                    self,
+                    gst::LibraryError::Failed,
+                    ("CUDA failed mid-stream; scoring continues on the CPU"),
+                    ["frame {index}: {reason}"]
+                );
+            }
+        }
         state.next_frame += 1;
         messages.extend(self.handle_progress(state, progress));
         Ok(messages)
+    }
+
+    /// Scores frame `index` from system memory (CUDA memory is mapped for reading there).
+    fn push_host(
+        &self,
+        state: &mut State,
+        reference: &gst::Buffer,
+        distorted: &gst::Buffer,
+        rf: &PadFormat,
+        df: &PadFormat,
+        index: usize,
+    ) -> Result<vmafcuda::scorer::Progress, gst::ErrorMessage> {
+        fn map<'b>(
+            buf: &'b gst::Buffer,
+            f: &PadFormat,
+            what: &str,
+            index: usize,
+        ) -> Result<gst_video::VideoFrameRef<&'b gst::BufferRef>, gst::ErrorMessage> {
+            gst_video::VideoFrameRef::from_buffer_ref_readable(buf.as_ref(), &f.info).map_err(
+                |_| {
+                    gst::error_msg!(
+                        gst::StreamError::Decode,
+                        ("frame {index}: cannot map the {what} buffer for reading")
+                    )
+                },
+            )
+        }
+        let psnr = state.settings.psnr;
+        let rframe = map(reference, rf, "reference", index)?;
+        let dframe = map(distorted, df, "distorted", index)?;
+        let rp = HostPicture::new(&rframe, psnr).map_err(|e| {
+            gst::error_msg!(gst::StreamError::Format, ("frame {index}, reference: {e}"))
+        })?;
+        let dp = HostPicture::new(&dframe, psnr).map_err(|e| {
+            gst::error_msg!(gst::StreamError::Format, ("frame {index}, distorted: {e}"))
+        })?;
+        let scorer = state
+            .scorer
+            .as_mut()
+            .ok_or_else(|| gst::error_msg!(gst::LibraryError::Failed, ("scorer missing")))?;
+        let p = scorer
+            .push(&rp.picture(), &dp.picture())
+            .map_err(|e| gst::error_msg!(gst::LibraryError::Failed, ("{e}")))?;
+        state.frames_system_memory += 1;
+        Ok(p)
     }
 
     /// A boundary found by the detector itself (which has already started its new shot).

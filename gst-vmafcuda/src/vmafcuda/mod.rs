@@ -83,6 +83,7 @@ use gst::prelude::*;
 
 mod alerts;
 mod align;
+mod fallback;
 mod feeds;
 mod imp;
 mod pairing;
