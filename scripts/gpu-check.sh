@@ -160,7 +160,7 @@ PY
     for backend in cuda cuda cuda cpu; do
       local t0 t1
       t0=$(date +%s%N)
-      "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend "$backend" -q -o "$out/cli-$backend.json" >>"$log" 2>&1 || true
+      VMAFCUDA_TIMING=1 "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend "$backend" -q -o "$out/cli-$backend.json" >>"$log" 2>&1 || true
       t1=$(date +%s%N)
       row "$(printf 'CLI 1080p 240 frames y4m, --backend %-4s whole process %6sms' "$backend" "$(((t1 - t0) / 1000000))")"
     done

@@ -26,8 +26,16 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "vmafcuda" and "test" in m["target"]["kind"]:
         print(m["executable"])' | tail -1)
   objcopy --strip-debug "$tests" .gpu/gstplugin/element-tests
+  # The soak test (live feeds, a shot every 3 s, dropped frames), run for GST_CHECK_SOAK_HOURS.
+  tests=$(cargo test --release -p gst-vmafcuda --test soak --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "soak":
+        print(m["executable"])' | tail -1)
+  objcopy --strip-debug "$tests" .gpu/gstplugin/soak-test
   rm -rf .gpu/gst
-  "${BUNDLE_GST:-../shared/device/bundle-gst.sh}" .gpu/gst .gpu/gstplugin/libgstvmafcuda.so .gpu/gstplugin/element-tests
+  "${BUNDLE_GST:-../shared/device/bundle-gst.sh}" .gpu/gst .gpu/gstplugin/libgstvmafcuda.so .gpu/gstplugin/element-tests .gpu/gstplugin/soak-test
   local corpus=${VMAFCUDA_CORPUS:-../shared/corpus}
   # The reference y4m (18 MB) is not copied when the CUDA tests run first in the same call:
   # they decompress it into target/corpus-cache (GST_CHECK_REF=copy copies it anyway).
@@ -39,6 +47,10 @@ for l in sys.stdin:
   for k in 0 1 2 3; do
     cp "$corpus/vmaf/s_multishot_576x324__x264_crf30.shot$k.vmaf_v0.6.1.full.json" .gpu/gstdata/shot$k.json
   done
+  # A 1080p H.264 pair for the NVDEC pipeline rate (made by scripts/gpu-ffmpeg-check.sh build).
+  if [[ -f .gpu/ffmpeg/data/hd_ref.mp4 ]]; then
+    cp .gpu/ffmpeg/data/hd_ref.mp4 .gpu/ffmpeg/data/hd_dist.mp4 .gpu/gstdata/
+  fi
   du -sh .gpu/gst .gpu/gstplugin .gpu/gstdata
 }
 
@@ -66,7 +78,7 @@ run() {
       >"$out/$name.log" 2>&1 || rc=$?
     t1=$(date +%s%N)
     local inplace
-    inplace=$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/$name.log" | grep -oE "[0-9]+$" | tail -1)
+    inplace=$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/$name.log" | grep -oE "[0-9]+$" | tail -1 || true)
     echo "${inplace:-0}" >"$out/$name.inplace"
     rows+=("$(printf '%-28s rc=%s %6sms frames in place: %s' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${inplace:-?}")")
   }
@@ -76,10 +88,11 @@ run() {
   # Same frames, scored on the CPU (CUDA memory mapped to system memory).
   pipeline cpu_whole "backend=cpu" "cudaupload ! video/x-raw(memory:CUDAMemory)"
   # psnr on NV12 CUDA memory (interleaved chroma, both pads), and P010 (MSB-aligned 10-bit,
-  # converted on the GPU): read in place, equal to the CPU path on the same frames.
+  # uploaded as P010): read in place, equal to the CPU path on the same frames.
   local nv12="videoconvert ! video/x-raw,format=NV12 ! cudaupload ! video/x-raw(memory:CUDAMemory)"
   local p010="videoconvert ! video/x-raw,format=P010_10LE ! cudaupload ! video/x-raw(memory:CUDAMemory),format=P010_10LE"
-  local p010_dist="cudaconvert ! video/x-raw(memory:CUDAMemory),format=P010_10LE"
+  # (GStreamer 1.22 has no cudaconvert: the decoded NV12 goes to host memory, P010 and back.)
+  local p010_dist="cudadownload ! videoconvert ! video/x-raw,format=P010_10LE ! cudaupload ! video/x-raw(memory:CUDAMemory),format=P010_10LE"
   pipeline cuda_nv12_psnr "backend=cuda psnr=true" "$nv12"
   pipeline cpu_nv12_psnr "backend=cpu psnr=true" "$nv12"
   pipeline cuda_p010_psnr "backend=cuda psnr=true" "$p010" "$p010_dist"
@@ -159,6 +172,44 @@ EOF
     >/dev/null 2>&1 || true
   t1=$(date +%s%N)
   rows+=("$(printf '1080p videotestsrc!cudaupload alone (one stream): %sms' "$(((t1 - t0) / 1000000))")")
+
+  # 1080p H.264, both streams decoded by NVDEC into CUDA memory and scored in place, against
+  # the two decoders alone (the same pipeline with fakesinks): does the element keep up?
+  if [[ -f $d/hd_ref.mp4 ]]; then
+    local loops=${GST_CHECK_HD_LOOPS:-8} hd
+    hd() { # source branch: decode file $1 (64 frames) $loops times back to back
+      local f=$1
+      printf 'concat name=c%s ' "$2"
+      for _ in $(seq "$loops"); do printf 'filesrc location=%s ! qtdemux ! h264parse ! c%s. ' "$f" "$2"; done
+    }
+    t0=$(date +%s%N); rc=0
+    # shellcheck disable=SC2046
+    gst-launch-1.0 -m vmafcuda name=v backend=cuda ! fakesink \
+      $(hd $d/hd_ref.mp4 r) cr. ! nvh264dec ! "video/x-raw(memory:CUDAMemory)" ! v.ref_sink \
+      $(hd $d/hd_dist.mp4 d) cd. ! nvh264dec ! "video/x-raw(memory:CUDAMemory)" ! v.dist_sink \
+      >"$out/hd-element.log" 2>&1 || rc=$?
+    t1=$(date +%s%N)
+    local frames=$((64 * loops))
+    rows+=("$(printf '1080p nvh264dec x2 -> vmafcuda: rc=%s %s frames in %sms = %s fps (frames in place: %s)' "$rc" "$frames" "$(((t1 - t0) / 1000000))" \
+      "$(python3 -c "print(round($frames / (($t1 - $t0) / 1e9), 1))")" \
+      "$(grep -aoE "frames-in-place=\(guint64\)[0-9]+" "$out/hd-element.log" | grep -oE "[0-9]+$" | tail -1)")")
+    t0=$(date +%s%N); rc=0
+    # shellcheck disable=SC2046
+    gst-launch-1.0 -q \
+      $(hd $d/hd_ref.mp4 r) cr. ! nvh264dec ! "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false \
+      $(hd $d/hd_dist.mp4 d) cd. ! nvh264dec ! "video/x-raw(memory:CUDAMemory)" ! fakesink sync=false \
+      >"$out/hd-decoders.log" 2>&1 || rc=$?
+    t1=$(date +%s%N)
+    rows+=("$(printf '1080p nvh264dec x2 alone (fakesinks): rc=%s %s frame pairs in %sms = %s fps' "$rc" "$frames" "$(((t1 - t0) / 1000000))" \
+      "$(python3 -c "print(round($frames / (($t1 - $t0) / 1e9), 1))")")")
+  fi
+
+  if [[ -n ${GST_CHECK_SOAK_HOURS:-} && -x .gpu/gstplugin/soak-test ]]; then
+    rc=0
+    VMAFCUDA_SOAK_HOURS=$GST_CHECK_SOAK_HOURS env -u GST_PLUGIN_PATH .gpu/gstplugin/soak-test --nocapture --test-threads=1 \
+      >"$out/soak.log" 2>&1 || rc=$?
+    rows+=("$(printf 'soak %s h: rc=%s %s' "$GST_CHECK_SOAK_HOURS" "$rc" "$(grep -a "soak:" "$out/soak.log" | tail -1)")")
+  fi
 
   # The element's Harness tests on the GPU: 1,000 shot rebuilds with backend=cuda (no error,
   # no RSS growth), and real out-of-memory (backend=auto warns and scores on the CPU,

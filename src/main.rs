@@ -206,6 +206,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         },
         ..ScorerConfig::new(model)
     };
+    let mut clock = PhaseClock::new();
     let mut ladder = Vec::with_capacity(renditions.len());
     for (source, scaler) in renditions {
         let scorer = Scorer::with_backend(config.clone(), geometry, backend.clone())?;
@@ -221,6 +222,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
             ended: false,
         });
     }
+    clock.lap(Phase::Setup);
     let total = reference
         .info()
         .and_then(|i| i.frames)
@@ -243,8 +245,10 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
                 None => break,
             }
         }
+        clock.lap(Phase::Read);
         for r in ladder.iter_mut().filter(|r| !r.ended) {
             let distorted = r.read(batch.len())?;
+            clock.lap(Phase::Read);
             if distorted.len() < batch.len() {
                 r.ended = true;
                 progress.finish();
@@ -257,9 +261,20 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
                 .map(|(r, d)| (r.view(), d.view()))
                 .collect();
             r.scorer.push_batch(&views)?;
+            clock.lap(Phase::Score);
+            drop(views);
+            if r.scaler.is_none() {
+                for d in distorted {
+                    r.source.recycle(d);
+                }
+            }
         }
         progress.update(reference.frames_read());
-        if batch.len() < batch_size || ladder.iter().all(|r| r.ended) {
+        let last = batch.len() < batch_size || ladder.iter().all(|r| r.ended);
+        for p in batch {
+            reference.recycle(p);
+        }
+        if last {
             break;
         }
     }
@@ -328,6 +343,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
             );
         }
         let report = r.scorer.finish();
+        clock.lap(Phase::Finish);
         if several {
             println!("rendition {}: {name}", i + 1);
         }
@@ -355,6 +371,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
             .map_err(|e| fail(3, e))?;
         }
     }
+    clock.report();
     Ok(())
 }
 
@@ -462,4 +479,48 @@ fn median(runs: usize, mut f: impl FnMut() -> Result<f64, Failure>) -> Result<f6
     }
     v.sort_by(f64::total_cmp);
     Ok(v[v.len() / 2])
+}
+
+/// Where a run's time goes (`VMAFCUDA_TIMING=1` prints it on stderr): setting up the scorers
+/// (CUDA context, kernels), waiting for the reading threads, pushing frames to the scorers
+/// (staging, upload, waiting for the GPU), finishing (last frames, pooling).
+#[derive(Clone, Copy)]
+enum Phase {
+    Setup,
+    Read,
+    Score,
+    Finish,
+}
+
+struct PhaseClock {
+    last: std::time::Instant,
+    spent: [std::time::Duration; 4],
+}
+
+impl PhaseClock {
+    fn new() -> Self {
+        PhaseClock {
+            last: std::time::Instant::now(),
+            spent: Default::default(),
+        }
+    }
+
+    fn lap(&mut self, phase: Phase) {
+        let now = std::time::Instant::now();
+        self.spent[phase as usize] += now - self.last;
+        self.last = now;
+    }
+
+    fn report(&self) {
+        if std::env::var_os("VMAFCUDA_TIMING").is_some() {
+            let ms = |i: usize| self.spent[i].as_secs_f64() * 1e3;
+            eprintln!(
+                "vmafcuda: timing: setup {:.1} ms, waiting for input {:.1} ms, scoring {:.1} ms, finish {:.1} ms",
+                ms(0),
+                ms(1),
+                ms(2),
+                ms(3)
+            );
+        }
+    }
 }

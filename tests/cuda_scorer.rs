@@ -1069,7 +1069,9 @@ fn injected_faults_mid_stream_with_auto_continue_on_the_cpu_identically() {
             let ((rb, mut rp), (db, mut dp)) = (device_picture(&ctx, r), device_picture(&ctx, d));
             let rv = r.view();
             for p in [&mut rp, &mut dp] {
-                if let (Some(c), Some([u, _])) = (p.chroma.as_mut(), rv.chroma) {
+                if let (Some(DeviceChroma::Planar(c)), Some([u, _])) =
+                    (p.chroma.as_mut(), rv.chroma)
+                {
                     for plane in c.iter_mut() {
                         plane.width = u.width;
                         plane.height = u.height;

@@ -434,19 +434,19 @@ static int host_picture(VMAFCUDAContext *s, int slot, const AVFrame *f, Vmafcuda
 }
 
 #if CONFIG_CUDA
-static void device_picture(const AVFrame *f, VmafcudaDevicePicture *pic)
+static void device_picture(const AVFrame *f, int w, int h, VmafcudaDevicePicture *pic)
 {
     const AVHWFramesContext *fc = (const AVHWFramesContext *)f->hw_frames_ctx->data;
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(fc->sw_format);
-    int cw = f->width >> desc->log2_chroma_w, ch = f->height >> desc->log2_chroma_h;
+    int cw = w >> desc->log2_chroma_w, ch = h >> desc->log2_chroma_h;
 
     memset(pic, 0, sizeof(*pic));
     pic->bpc = desc->comp[0].depth;
     pic->msb_aligned = desc->comp[0].shift > 0;
     pic->luma.ptr = (uint64_t)(uintptr_t)f->data[0];
     pic->luma.pitch = f->linesize[0];
-    pic->luma.width = f->width;
-    pic->luma.height = f->height;
+    pic->luma.width = w;
+    pic->luma.height = h;
     pic->interleaved_chroma = desc->comp[1].plane == desc->comp[2].plane;
     pic->chroma[0].ptr = (uint64_t)(uintptr_t)f->data[1];
     pic->chroma[0].pitch = f->linesize[1];
@@ -460,7 +460,7 @@ static void device_picture(const AVFrame *f, VmafcudaDevicePicture *pic)
     }
 }
 
-static int push_device(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
+static int push_device(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist, int w, int h)
 {
     VMAFCUDAContext *s = ctx->priv;
     const AVHWFramesContext *fc, *dfc;
@@ -482,8 +482,8 @@ static int push_device(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *
         return AVERROR(EINVAL);
     }
 
-    device_picture(ref, &r);
-    device_picture(dist, &d);
+    device_picture(ref, w, h, &r);
+    device_picture(dist, w, h, &d);
     /* FFmpeg's own context and stream: the frames are read in place, ordered after the work
      * FFmpeg queued on that stream (decode, scale_cuda, ...). */
     ret = vmafcuda_push_device(s->scorer, hw->cuda_ctx, hw->stream, &r, &d);
@@ -497,7 +497,7 @@ static int do_vmafcuda(FFFrameSync *fs)
     VMAFCUDAContext *s = ctx->priv;
     AVFilterLink *outlink = ctx->outputs[0];
     AVFrame *dist = NULL, *ref = NULL;
-    int ret;
+    int ret, dw, dh, rw, rh;
 
     if ((ret = ff_framesync_get_frame(fs, 0, &dist, 0)) < 0 ||
         (ret = ff_framesync_get_frame(fs, 1, &ref, 1)) < 0)
@@ -508,10 +508,22 @@ static int do_vmafcuda(FFFrameSync *fs)
     }
     ref->pts = av_rescale_q(fs->pts, fs->time_base, outlink->time_base);
 
-    if (dist->width != ref->width || dist->height != ref->height || dist->format != ref->format) {
+    /* NVDEC can hand out CUDA frames at the coded size when the stream's cropping was not
+     * applied (seen with HEVC: 576x328 frames for a 576x324 stream); the picture is the
+     * top-left part, at the size the link was configured with. */
+    dw = dist->width, dh = dist->height, rw = ref->width, rh = ref->height;
+    if (dist->format == AV_PIX_FMT_CUDA && dist->width >= ctx->inputs[0]->w && dist->height >= ctx->inputs[0]->h) {
+        dw = ctx->inputs[0]->w;
+        dh = ctx->inputs[0]->h;
+    }
+    if (ref->format == AV_PIX_FMT_CUDA && ref->width >= ctx->inputs[1]->w && ref->height >= ctx->inputs[1]->h) {
+        rw = ctx->inputs[1]->w;
+        rh = ctx->inputs[1]->h;
+    }
+    if (dw != rw || dh != rh || dist->format != ref->format) {
         av_log(ctx, AV_LOG_ERROR, "frame %"PRIu64": distorted %dx%d %s and reference %dx%d %s differ\n",
-               s->nb_pushed, dist->width, dist->height, av_get_pix_fmt_name(dist->format),
-               ref->width, ref->height, av_get_pix_fmt_name(ref->format));
+               s->nb_pushed, dw, dh, av_get_pix_fmt_name(dist->format),
+               rw, rh, av_get_pix_fmt_name(ref->format));
         av_frame_free(&ref);
         return AVERROR(EINVAL);
     }
@@ -528,7 +540,7 @@ static int do_vmafcuda(FFFrameSync *fs)
 
     if (ref->format == AV_PIX_FMT_CUDA) {
 #if CONFIG_CUDA
-        ret = push_device(ctx, ref, dist);
+        ret = push_device(ctx, ref, dist, rw, rh);
 #else
         ret = AVERROR(ENOSYS);
 #endif

@@ -146,6 +146,15 @@ impl VideoReader {
         }
     }
 
+    /// Hands a picture back for reuse (y4m only; other readers drop it).
+    pub fn recycle(&self, picture: Picture) {
+        match self {
+            VideoReader::Y4m(r) => r.recycle(picture),
+            #[cfg(feature = "ffmpeg")]
+            VideoReader::Ffmpeg(_) => drop(picture),
+        }
+    }
+
     /// Pictures returned so far.
     pub fn frames_read(&self) -> usize {
         match self {

@@ -43,6 +43,14 @@ impl Source {
         }
     }
 
+    /// Gives a picture this source returned back to its reading threads (y4m), to be filled
+    /// again instead of allocating new planes.
+    pub fn recycle(&self, picture: Picture) {
+        if let Source::Video(r) = self {
+            r.recycle(picture);
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             Source::Video(r) => format!("{:?}", r.path()),
