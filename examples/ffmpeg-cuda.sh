@@ -13,10 +13,9 @@ ffmpeg -hide_banner \
 
 # 10-bit sources decode to p010 (MSB-aligned): read in place as well, chroma PSNR included.
 
-# Mixed: a lossless reference decoded on the CPU and uploaded, the distorted decoded on the GPU;
-# both must live in one CUDA device context (hence -hwaccel_device gpu = -filter_hw_device gpu).
-ffmpeg -hide_banner \
-  -init_hw_device cuda=gpu -filter_hw_device gpu \
-  -hwaccel cuda -hwaccel_device gpu -hwaccel_output_format cuda -i "$dist" -i "$ref" \
-  -lavfi "[1:v]format=nv12,hwupload_cuda[ref];[0:v][ref]vmafcuda=backend=cuda:shots=0|120:log_fmt=json:log_path=mixed-$out" \
-  -f null -
+# Mixed inputs (a reference decoded on the CPU and uploaded with hwupload_cuda, the distorted
+# decoded by NVDEC) end up in two CUDA contexts in FFmpeg 5.1 even with -hwaccel_device gpu =
+# -filter_hw_device gpu (measured on an H100): the filter refuses such a pair with a clear
+# message. Give it two NVDEC inputs as above, or two host inputs:
+ffmpeg -hide_banner -i "$dist" -i "$ref" \
+  -lavfi "[0:v][1:v]vmafcuda=backend=cuda:shots=0|120:log_fmt=json:log_path=host-$out" -f null -
