@@ -9,6 +9,7 @@
 mod common;
 
 use common::gpu::gpu;
+use common::report::assert_identical;
 
 use serde_json::Value;
 use vmafcuda::cuda::{
@@ -59,37 +60,6 @@ fn score(
         s.push(&r.view(), &d.view()).expect("push");
     }
     s.finish()
-}
-
-/// Every metric of every frame and every pooled statistic identical.
-fn assert_identical(label: &str, gpu: &Report, cpu: &Report) {
-    assert_eq!(gpu.frames.len(), cpu.frames.len(), "{label}: frame count");
-    for (g, c) in gpu.frames.iter().zip(&cpu.frames) {
-        assert_eq!(g.index, c.index, "{label}");
-        assert_eq!(
-            g.metrics.len(),
-            c.metrics.len(),
-            "{label} frame {}",
-            g.index
-        );
-        for ((gk, gv), (ck, cv)) in g.metrics.iter().zip(&c.metrics) {
-            assert_eq!(gk, ck, "{label} frame {}", g.index);
-            assert!(
-                gv.to_bits() == cv.to_bits(),
-                "{label} frame {} {gk}: cuda {gv:?} cpu {cv:?}",
-                g.index
-            );
-        }
-    }
-    assert_eq!(gpu.shots.len(), cpu.shots.len(), "{label}: shots");
-    for (key, stats) in &cpu.pooled {
-        let g = gpu.pooled(key).expect("pooled key");
-        assert_eq!(
-            format!("{g:?}"),
-            format!("{stats:?}"),
-            "{label} pooled {key}"
-        );
-    }
 }
 
 /// Within 1e-9 of libvmaf's full-precision JSON, when our frames are the whole clip.

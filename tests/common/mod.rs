@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod gpu;
+pub mod report;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
