@@ -3,8 +3,7 @@
 //! Numbers are checked against libvmaf's per-shot output in the corpus and against the engine
 //! run on the frame pairs that should have been matched. No GPU needed.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+mod common;
 
 use gst::prelude::*;
 use gstvmafcuda::VmafMessage;
@@ -15,51 +14,7 @@ use vmafcuda::{Geometry, Scorer, ScorerConfig};
 const TOLERANCE: f64 = 1e-9;
 const FRAME_NS: u64 = 40_000_000;
 
-fn init() {
-    static INIT: OnceLock<()> = OnceLock::new();
-    INIT.get_or_init(|| {
-        std::env::set_var("GST_REGISTRY", scratch().join("registry.bin"));
-        std::env::set_var("GST_REGISTRY_FORK", "no");
-        gst::init().expect("gst init");
-        gstvmafcuda::plugin_register_static().expect("register vmafcuda");
-    });
-}
-
-fn scratch() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
-        .path()
-}
-
-fn corpus() -> PathBuf {
-    let dir = std::env::var("VMAFCUDA_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    assert!(
-        dir.join("manifest.json").exists(),
-        "libvmaf reference corpus not found at {} (set VMAFCUDA_CORPUS)",
-        dir.display()
-    );
-    dir
-}
-
-fn y4m(name: &str) -> PathBuf {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let out = scratch().join(format!("{name}.y4m"));
-    if !out.exists() {
-        let src = corpus().join(format!("video/{name}.y4m.zst"));
-        let data = std::fs::read(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-        std::fs::write(&out, zstd::decode_all(&data[..]).expect("zstd")).expect("write y4m");
-    }
-    out
-}
-
-fn json(rel: &str) -> serde_json::Value {
-    let path = corpus().join("vmaf").join(rel);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("json")
-}
+use common::{init, json, y4m};
 
 /// Runs `pipeline` (after `prepare`) until EOS: VMAF messages and every other message.
 fn run_with(
