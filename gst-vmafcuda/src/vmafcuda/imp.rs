@@ -151,6 +151,21 @@ struct OpenGap {
 /// Duration of a reference frame when neither caps nor buffers say (25 fps).
 const DEFAULT_FRAME_NS: i64 = 40_000_000;
 
+/// Maps frame `index`'s buffer in system memory for reading (`what`: reference or distorted).
+fn map_readable<'b>(
+    buf: &'b gst::Buffer,
+    f: &PadFormat,
+    what: &str,
+    index: usize,
+) -> Result<gst_video::VideoFrameRef<&'b gst::BufferRef>, gst::ErrorMessage> {
+    gst_video::VideoFrameRef::from_buffer_ref_readable(buf.as_ref(), &f.info).map_err(|_| {
+        gst::error_msg!(
+            gst::StreamError::Decode,
+            ("frame {index}: cannot map the {what} buffer for reading")
+        )
+    })
+}
+
 /// Parses `shot-boundaries`: frame indices separated by commas, spaces or semicolons.
 fn parse_boundaries(text: &str) -> Result<Vec<usize>, String> {
     let mut out = text
@@ -847,28 +862,13 @@ impl VmafCuda {
             .dist_format
             .clone()
             .ok_or_else(|| gst::error_msg!(gst::CoreError::Negotiation, ("no distorted caps")))?;
-        fn map<'b>(
-            buf: &'b gst::Buffer,
-            f: &PadFormat,
-            what: &str,
-            index: usize,
-        ) -> Result<gst_video::VideoFrameRef<&'b gst::BufferRef>, gst::ErrorMessage> {
-            gst_video::VideoFrameRef::from_buffer_ref_readable(buf.as_ref(), &f.info).map_err(
-                |_| {
-                    gst::error_msg!(
-                        gst::StreamError::Decode,
-                        ("frame {index}: cannot map the {what} buffer for reading")
-                    )
-                },
-            )
-        }
 
         // Built-in detector: it reads the reference luma in system memory.
         if let Some(detector) = state.detector.as_mut() {
             if explicit_start {
                 detector.reset();
             }
-            let frame = map(reference, &rf, "reference", index)?;
+            let frame = map_readable(reference, &rf, "reference", index)?;
             let pic = HostPicture::new(&frame, false).map_err(|e| {
                 gst::error_msg!(gst::StreamError::Format, ("frame {index}, reference: {e}"))
             })?;
@@ -950,24 +950,9 @@ impl VmafCuda {
         df: &PadFormat,
         index: usize,
     ) -> Result<vmafcuda::scorer::Progress, gst::ErrorMessage> {
-        fn map<'b>(
-            buf: &'b gst::Buffer,
-            f: &PadFormat,
-            what: &str,
-            index: usize,
-        ) -> Result<gst_video::VideoFrameRef<&'b gst::BufferRef>, gst::ErrorMessage> {
-            gst_video::VideoFrameRef::from_buffer_ref_readable(buf.as_ref(), &f.info).map_err(
-                |_| {
-                    gst::error_msg!(
-                        gst::StreamError::Decode,
-                        ("frame {index}: cannot map the {what} buffer for reading")
-                    )
-                },
-            )
-        }
         let psnr = state.settings.psnr;
-        let rframe = map(reference, rf, "reference", index)?;
-        let dframe = map(distorted, df, "distorted", index)?;
+        let rframe = map_readable(reference, rf, "reference", index)?;
+        let dframe = map_readable(distorted, df, "distorted", index)?;
         let rp = HostPicture::new(&rframe, psnr).map_err(|e| {
             gst::error_msg!(gst::StreamError::Format, ("frame {index}, reference: {e}"))
         })?;
