@@ -319,21 +319,14 @@ impl Job {
                     Some(SampleBuf::U16(v)) => v,
                     _ => Vec::new(),
                 };
-                plane.clear();
-                plane.extend(
-                    bytes
-                        .chunks_exact(2)
-                        .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
-                );
-                let max = ((1u32 << h.bpc) - 1) as u16;
-                if let Some(&value) = plane.iter().find(|&&v| v > max) {
-                    return Err(Y4mError::SampleRange {
+                crate::y4m::samples_u16(bytes, h.bpc, &mut plane).map_err(|value| {
+                    Y4mError::SampleRange {
                         path: self.path.clone(),
                         frame: k,
                         value,
                         bpc: h.bpc,
-                    });
-                }
+                    }
+                })?;
                 SampleBuf::U16(plane)
             };
             at += (n * bytes_per_sample) as u64;

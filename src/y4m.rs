@@ -113,6 +113,22 @@ impl Y4mReader<BufReader<File>> {
     }
 }
 
+/// Little-endian 16-bit samples from `bytes` into `plane` (emptied first); the first sample
+/// above `bpc` bits, if any, comes back as the error.
+pub(crate) fn samples_u16(bytes: &[u8], bpc: u32, plane: &mut Vec<u16>) -> Result<(), u16> {
+    plane.clear();
+    plane.extend(
+        bytes
+            .chunks_exact(2)
+            .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
+    );
+    let max = ((1u32 << bpc) - 1) as u16;
+    match plane.iter().find(|&&v| v > max) {
+        Some(&value) => Err(value),
+        None => Ok(()),
+    }
+}
+
 const MAX_HEADER: usize = 4096;
 const MAX_DIMENSION: usize = 1 << 16;
 
@@ -329,21 +345,14 @@ impl<R: BufRead> Y4mReader<R> {
                     Some(SampleBuf::U16(v)) => v,
                     _ => Vec::new(),
                 };
-                plane.clear();
-                plane.extend(
-                    self.buf
-                        .chunks_exact(2)
-                        .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
-                );
-                let max = ((1u32 << h.bpc) - 1) as u16;
-                if let Some(&value) = plane.iter().find(|&&v| v > max) {
-                    return Err(Y4mError::SampleRange {
+                samples_u16(&self.buf, h.bpc, &mut plane).map_err(|value| {
+                    Y4mError::SampleRange {
                         path: self.path.clone(),
                         frame,
                         value,
                         bpc: h.bpc,
-                    });
-                }
+                    }
+                })?;
                 SampleBuf::U16(plane)
             };
             out.push(PlaneBuf {
