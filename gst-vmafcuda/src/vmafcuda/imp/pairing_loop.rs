@@ -183,22 +183,37 @@ impl VmafCuda {
     }
 
     /// Live mode: the running time at which `aggregate` should be called even if a pad has no
-    /// data (the aggregator adds its latency): when the reference frame at the head of the
-    /// queue has waited its longest for a silent distorted feed, or, with nothing waiting,
-    /// when the reference pad's next frame is due.
+    /// data (the aggregator adds its latency and waits for the clock to reach it).
+    ///
+    /// * A frame waits in either pad: at that frame's time. The aggregator only calls us by
+    ///   itself when *both* pads hold data; a distorted frame left in its pad while the
+    ///   reference pad is empty could fill that pad, block the distorted feed and, through a
+    ///   source feeding both, the reference feed too, until some timeout. Taken in at its time,
+    ///   every frame reaches the pairer, which decides by timestamps alone (a missing frame shows
+    ///   as the next one being later; a stalled feed as the other feed running `stall` ahead).
+    /// * No frame in the pads, reference ended: when the reference frame at the head of the
+    ///   queue has waited its longest for a silent distorted feed (nothing else can end it).
+    /// * Otherwise nothing can be decided before more data comes: no timeout (a timeout would
+    ///   only wake us to find nothing to do, again and again).
     pub(super) fn live_deadline(&self) -> Option<gst::ClockTime> {
-        let due = {
-            let state = lock(&self.state);
-            let feeds = state.feeds.as_ref()?;
-            feeds.pairer.head_ref_rt().map(|rt| {
+        let queued = [&self.ref_pad, &self.dist_pad]
+            .into_iter()
+            .filter_map(|pad| {
+                let buffer = pad.peek_buffer()?;
+                Self::running_time(pad, &buffer)
+            })
+            .min();
+        let due = match queued {
+            Some(t) => t,
+            None if self.ref_pad.is_eos() => {
+                let state = lock(&self.state);
+                let feeds = state.feeds.as_ref()?;
+                let rt = feeds.pairer.head_ref_rt()?;
                 let offset = feeds.offset_ns().unwrap_or(feeds.config.window_ns);
                 rt + offset.max(0) + feeds.config.tolerance_ns + feeds.config.stall_ns
-            })
+            }
+            None => return None,
         };
-        let due = due.or_else(|| {
-            let buffer = self.ref_pad.peek_buffer()?;
-            Self::running_time(&self.ref_pad, &buffer)
-        })?;
         Some(gst::ClockTime::from_nseconds(due.max(0) as u64))
     }
 
