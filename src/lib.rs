@@ -63,6 +63,7 @@ pub mod worst;
 pub mod y4m;
 
 pub use error::{Error, Result};
+pub use gpu_pipeline::{discard_prepared_cuda, prepare_cuda};
 pub use scorer::{Geometry, Scorer, ScorerConfig};
 
 /// Version string written into outputs.

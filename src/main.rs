@@ -17,7 +17,7 @@ use vmafcuda::html;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
 use vmafcuda::scale::BicubicScaler;
-use vmafcuda::scorer::BackendKind;
+use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::synth::SynthClip;
 use vmafcuda::timing::Timing;
 use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
@@ -175,6 +175,30 @@ fn warn_shorter(short: &Source, long: &Source, scored: usize) {
 }
 
 fn score(args: ScoreArgs) -> Result<(), Failure> {
+    // The CUDA driver and context take hundreds of milliseconds to come up: start them now, on
+    // another thread, while the model is loaded and the inputs are opened and read ahead.
+    let backend = backend_request(&args.backend)?;
+    let prepare = match backend {
+        BackendRequest::Cuda { device } => Some(device),
+        BackendRequest::Auto => Some(0),
+        _ => None,
+    }
+    .filter(|_| !vmafcuda::emulated_gpu::is_enabled());
+    let clock = PhaseClock::new();
+    if let Some(device) = prepare {
+        vmafcuda::prepare_cuda(device);
+    }
+    let result = score_prepared(args, backend, clock);
+    // An error before the scorer took the set-up: let it finish before the process exits.
+    vmafcuda::discard_prepared_cuda();
+    result
+}
+
+fn score_prepared(
+    args: ScoreArgs,
+    backend: BackendRequest,
+    mut clock: PhaseClock,
+) -> Result<(), Failure> {
     init_threads(args.threads);
     let format: Format = args.format.parse().map_err(|e: String| fail(2, e))?;
     for f in &args.feature {
@@ -186,7 +210,6 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         }
     }
     let model = load_model(&args.model)?;
-    let backend = backend_request(&args.backend)?;
     let Inputs {
         mut reference,
         geometry,
@@ -206,7 +229,6 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         },
         ..ScorerConfig::new(model)
     };
-    let mut clock = PhaseClock::new();
     let mut ladder = Vec::with_capacity(renditions.len());
     for (source, scaler) in renditions {
         let scorer = Scorer::with_backend(config.clone(), geometry, backend.clone())?;
@@ -317,6 +339,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
         None => vec![None; ladder.len()],
     };
     let several = ladder.len() > 1;
+    let mut setup_steps = Vec::new();
     for (i, (r, out)) in ladder.into_iter().zip(outputs).enumerate() {
         if r.scorer.frames_pushed() == 0 {
             return Err(fail(
@@ -342,7 +365,16 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
                 r.source.name()
             );
         }
-        let report = r.scorer.finish();
+        if r.scorer.backend() == BackendKind::Cuda {
+            setup_steps = r.scorer.setup_timing();
+        }
+        // The process ends after this: leave the GPU state to the driver rather than tear it
+        // down allocation by allocation (tens of milliseconds at 1080p).
+        let report = if r.scorer.backend() == BackendKind::Cuda && !full_teardown() {
+            r.scorer.finish_before_exit()
+        } else {
+            r.scorer.finish()
+        };
         clock.lap(Phase::Finish);
         if several {
             println!("rendition {}: {name}", i + 1);
@@ -371,8 +403,14 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
             .map_err(|e| fail(3, e))?;
         }
     }
-    clock.report();
+    clock.report(&setup_steps);
     Ok(())
+}
+
+/// `VMAFCUDA_FULL_TEARDOWN=1`: tear the GPU state down before exiting (to measure what that
+/// costs, or to run the CLI under a leak checker).
+fn full_teardown() -> bool {
+    std::env::var_os("VMAFCUDA_FULL_TEARDOWN").is_some_and(|v| v != "0")
 }
 
 fn print_summary(report: &Report) {
@@ -511,7 +549,7 @@ impl PhaseClock {
         self.last = now;
     }
 
-    fn report(&self) {
+    fn report(&self, setup_steps: &[(&'static str, std::time::Duration)]) {
         if std::env::var_os("VMAFCUDA_TIMING").is_some() {
             let ms = |i: usize| self.spent[i].as_secs_f64() * 1e3;
             eprintln!(
@@ -521,6 +559,16 @@ impl PhaseClock {
                 ms(2),
                 ms(3)
             );
+            if !setup_steps.is_empty() {
+                let steps: Vec<String> = setup_steps
+                    .iter()
+                    .map(|(what, d)| format!("{what} {:.1} ms", d.as_secs_f64() * 1e3))
+                    .collect();
+                eprintln!(
+                    "vmafcuda: timing: CUDA set-up (from process start, on the set-up thread): {}",
+                    steps.join(", ")
+                );
+            }
         }
     }
 }

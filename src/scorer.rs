@@ -279,6 +279,15 @@ impl Scorer {
         self.backend_note.as_deref()
     }
 
+    /// What setting up the GPU backend cost, step by step (driver, context, kernels, device
+    /// memory); empty on the CPU.
+    pub fn setup_timing(&self) -> Vec<(&'static str, std::time::Duration)> {
+        match &self.engine {
+            Engine::Gpu(g) => g.setup_timing(),
+            Engine::Cpu => Vec::new(),
+        }
+    }
+
     /// The GPU failure that moved this run to the CPU mid-stream, if one did
     /// ([`crate::fallback`]).
     pub fn fallback_reason(&self) -> Option<&str> {
@@ -931,7 +940,19 @@ impl Scorer {
     }
 
     /// Ends the last shot and returns everything.
-    pub fn finish(mut self) -> Report {
+    pub fn finish(self) -> Report {
+        self.finish_inner(false)
+    }
+
+    /// [`Scorer::finish`] for a process that is about to exit: the GPU state (context
+    /// reference, kernels, device and pinned memory) is left for the driver to reclaim when the
+    /// process ends instead of being torn down here, one allocation at a time. Never use it in a
+    /// process that goes on working: what is left is never freed. On the CPU it is `finish`.
+    pub fn finish_before_exit(self) -> Report {
+        self.finish_inner(true)
+    }
+
+    fn finish_inner(mut self, leave_gpu: bool) -> Report {
         if let Err(e) = self.drain_device() {
             // Only device frames can be lost here (host frames are scored again on the CPU):
             // callers with device frames drain before finishing.
@@ -939,6 +960,13 @@ impl Scorer {
         }
         let mut tail = Vec::new();
         self.end_shot_inner(&mut tail);
+        let backend = self.backend().name().into();
+        if leave_gpu {
+            if let Engine::Gpu(engine) = std::mem::replace(&mut self.engine, Engine::Cpu) {
+                // The process exits next (this method's contract): the driver reclaims it.
+                std::mem::forget(engine);
+            }
+        }
         let elapsed = self.started.elapsed().as_secs_f64();
         let fps = if elapsed > 0.0 {
             self.next_frame as f64 / elapsed
@@ -951,7 +979,7 @@ impl Scorer {
             width: self.geometry.width,
             height: self.geometry.height,
             bpc: self.geometry.bpc,
-            backend: self.backend().name().into(),
+            backend,
             fps,
             frames: self.frames,
             pooled,

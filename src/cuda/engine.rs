@@ -14,6 +14,8 @@
 //! The results are the integer sums the kernels produce, turned into doubles on the host by
 //! the same functions as the CPU path, so both paths give identical numbers.
 
+use rayon::prelude::*;
+
 use crate::extract::{FeaturePlan, SpatialFeatures};
 use crate::fallback::HostPair;
 use crate::features;
@@ -169,6 +171,9 @@ impl GpuKernels {
 /// to go on ([`HostStaging::copy_of`]): the lost frames, the frame before them (motion and
 /// ADM's carried word need it) and the frame that was being submitted.
 pub const KEPT: usize = SLOTS + 2;
+
+/// Host frame pairs at least this large have their planes staged on several threads.
+const STAGE_PAIR_PARALLEL_BYTES: usize = 1 << 20;
 
 /// Pinned staging for host frames (a ring of [`KEPT`] sets: reference and distorted, luma and,
 /// for PSNR, chroma) and the device planes they are uploaded to (one set per slot). Kept per
@@ -402,10 +407,31 @@ impl GpuFeatures {
         staging.held[set] = None;
         staging.ensure_pinned(set, &host_planes)?;
         staging.ensure_planes(slot, &host_planes)?;
-        for (i, p) in host_planes.iter().enumerate() {
-            let bps = staging.planes[slot][i].plane().bytes_per_sample;
-            let parallel = p.width * p.height * bps >= STAGE_PARALLEL_BYTES;
-            stage_plane(&mut staging.pinned[set][i], p, p.width, p.height, parallel)?;
+        // The planes of a pair are copied side by side once they are big enough to be worth
+        // a thread each (the copy into pinned memory bounds the host path at 1080p otherwise),
+        // and a plane is split into bands from STAGE_PARALLEL_BYTES.
+        let stage = |(dst, p): (&mut PinnedBuffer, &&Plane)| {
+            stage_plane(
+                dst,
+                p,
+                p.width,
+                p.height,
+                plane_bytes(p) >= STAGE_PARALLEL_BYTES,
+            )
+        };
+        let pair_bytes: usize = host_planes.iter().map(|p| plane_bytes(p)).sum();
+        if pair_bytes >= STAGE_PAIR_PARALLEL_BYTES {
+            staging.pinned[set]
+                .par_iter_mut()
+                .zip(host_planes.par_iter())
+                .map(stage)
+                .collect::<CudaResult<()>>()?;
+        } else {
+            staging.pinned[set]
+                .iter_mut()
+                .zip(host_planes.iter())
+                .map(stage)
+                .collect::<CudaResult<()>>()?;
         }
         staging.held[set] = Some(Held {
             tag,
