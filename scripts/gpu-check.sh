@@ -7,8 +7,9 @@
 # There (GPU machine):       scripts/gpu-check.sh run
 #   runs them, writes logs under $OUT (or target/gpu-check), checks the kernel image with
 #   cuobjdump, compute-sanitizer (memcheck with leak checking, racecheck), the CLI from y4m
-#   files and the benchmark, then prints a summary table (about 7 minutes on an H100: give the
-#   device call a 600 s limit and read $OUT/summary.txt).
+#   files and the benchmark (fps rows and each size's table of ms per CUDA stage), then prints a
+#   summary table (about 7 minutes on an H100: give the device call a 600 s limit and read
+#   $OUT/summary.txt).
 #
 # Environment: GPU_CHECK_MANIFEST=path/to/Cargo.toml builds another manifest (default: this
 # repo); GPU_CHECK_TESTS="cuda_psnr cuda_kernels_fresh" chooses the integration tests (the
@@ -197,7 +198,7 @@ PY
     echo "== bench" >>"$log"
     for bpc in 8 10; do
       "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \
-        --frames 600 --cpu-frames 16 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
+        --frames 600 --cpu-frames 16 --stage-frames 120 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
     done
   fi
 
@@ -207,7 +208,7 @@ PY
     printf '%s\n' "${rows[@]}"
     echo "== highlights"
     grep -aoE "(CUDA driver [0-9].*|VIF .*fps.*|ADM .*fps.*|8 threads .*|CUDA pipelined .*|shot rebuild .*|full GPU state .*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|real OOM.*|as expected.*|held [0-9].*)" "$log" || true
-    [[ -f $out/bench.txt ]] && { echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run)"; cat "$out/bench.txt"; }
+    [[ -f $out/bench.txt ]] && { echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run; then ms per CUDA stage)"; cat "$out/bench.txt"; }
   } | tee "$summary"
 }
 

@@ -1,6 +1,7 @@
 //! Throughput measurements behind `vmafcuda bench`: the CPU path, the CUDA path from host
-//! frames (upload included) and from frames already in device memory, all on the same
-//! synthetic content (a handful of distinct pairs rotated, so caches do not flatter).
+//! frames (upload included) and from frames already in device memory, and the CUDA path's time
+//! per stage, all on the same synthetic content (a handful of distinct pairs rotated, so caches
+//! do not flatter).
 
 use std::time::Instant;
 
@@ -13,6 +14,13 @@ use crate::synth::SynthClip;
 
 /// Distinct frame pairs rotated through in a measurement.
 const DISTINCT: usize = 8;
+/// The model every measurement scores with.
+const MODEL: &str = "vmaf_v0.6.1";
+/// Device memory bandwidth the stage table's floors assume (an H100's HBM3: 3.35 TB/s peak,
+/// about 3.0 reached by copies).
+const DEVICE_BYTES_PER_S: f64 = 3.0e12;
+/// Host-to-device bandwidth the upload's floor assumes (PCIe 5.0 x16, one direction).
+const PCIE_BYTES_PER_S: f64 = 64.0e9;
 
 /// What to measure.
 #[derive(Clone, Copy, Debug)]
@@ -38,7 +46,7 @@ impl BenchSpec {
     }
 
     fn scorer(&self, backend: BackendRequest) -> Result<Scorer> {
-        let model = Model::builtin("vmaf_v0.6.1")?;
+        let model = Model::builtin(MODEL)?;
         Scorer::with_backend(
             ScorerConfig {
                 keep_frames: false,
@@ -150,4 +158,159 @@ pub fn cuda_device_fps(spec: &BenchSpec, msb_aligned: bool) -> Result<f64> {
     let fps = spec.frames as f64 / started.elapsed().as_secs_f64();
     let _ = scorer.finish();
     Ok(fps)
+}
+
+/// The CUDA path's time per stage ([`cuda::StageTimes`]) on device 0: each stage timed `runs`
+/// times on `frames` frames, the median of each. The device-resident frames are LSB-aligned, as
+/// [`cuda_device_fps`] stores them without `msb_aligned`.
+pub fn cuda_stages(spec: &BenchSpec, frames: usize, runs: usize) -> Result<cuda::StageTimes> {
+    let backend = |e: cuda::CudaError| Error::Backend(format!("CUDA stage timing: {e}"));
+    cuda::probe().map_err(backend)?;
+    let ctx = cuda::Context::primary(0).map_err(backend)?;
+    let pairs = spec.pairs();
+    let lumas: Vec<_> = pairs
+        .iter()
+        .map(|(r, d)| (r.luma.view(), d.luma.view()))
+        .collect();
+    let plan = Model::builtin(MODEL)?.feature_plan(spec.width, spec.height, spec.bpc, false);
+    cuda::time_stages(&ctx, &plan, &lumas, frames, runs).map_err(backend)
+}
+
+/// The stage table printed after a size's fps rows: each stage's milliseconds per frame, its
+/// share of the whole frame's GPU time, and its floor (the time the bytes it must move take at
+/// the bandwidth they move at).
+pub fn stage_table(spec: &BenchSpec, frames: usize, runs: usize, t: &cuda::StageTimes) -> String {
+    let bps = if spec.bpc == 8 { 1 } else { 2 };
+    let plane = (spec.width * spec.height * bps) as f64;
+    let floor = |planes: f64, bytes_per_s: f64| Some(planes * plane / bytes_per_s * 1e3);
+    let device = DEVICE_BYTES_PER_S;
+    let rows = [
+        (
+            "host staging",
+            t.staging,
+            None,
+            "CPU time: both lumas copied into pinned memory (host frames only)",
+        ),
+        (
+            "upload H2D",
+            t.upload,
+            floor(2.0, PCIE_BYTES_PER_S),
+            "pinned -> device, both lumas (host frames only)",
+        ),
+        ("adm", t.adm, floor(2.0, device), "alone on one stream"),
+        ("vif", t.vif, floor(2.0, device), "alone on one stream"),
+        (
+            "motion",
+            t.motion,
+            floor(2.0, device),
+            "alone on one stream",
+        ),
+        (
+            "whole frame",
+            t.whole,
+            floor(3.0, device),
+            "all features: ADM beside VIF + motion on two streams",
+        ),
+    ];
+    let mut s = format!(
+        "  stages {}x{} {}-bit (ms per frame, median of {runs} runs of {frames} frames; \
+         GPU time from CUDA events unless noted):\n",
+        spec.width, spec.height, spec.bpc
+    );
+    s += &format!(
+        "    {:<13} {:>9} {:>6} {:>8}  note\n",
+        "stage", "ms/frame", "share", "floor"
+    );
+    for (stage, ms, floor, note) in rows {
+        let share = if t.whole > 0.0 {
+            format!("{:.0}%", 100.0 * ms / t.whole)
+        } else {
+            "-".into()
+        };
+        let floor = floor.map_or("-".into(), |f| format!("{f:.4}"));
+        s += &format!("    {stage:<13} {ms:>9.4} {share:>6} {floor:>8}  {note}\n");
+    }
+    s += &format!(
+        "    share: of the whole frame; floor: ms to read each luma once (motion and the whole \
+         frame also the previous reference) at {:.1} TB/s, to upload both at {:.0} GB/s \
+         (PCIe 5.0 x16)\n",
+        DEVICE_BYTES_PER_S / 1e12,
+        PCIE_BYTES_PER_S / 1e9
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ms/frame, share and floor cells of `stage`'s row.
+    fn cells<'a>(table: &'a str, stage: &str) -> Vec<&'a str> {
+        let line = table
+            .lines()
+            .find(|l| l.trim_start().starts_with(stage))
+            .unwrap_or_else(|| panic!("no {stage} row in\n{table}"));
+        line[4 + 13..].split_whitespace().take(3).collect()
+    }
+
+    const STAGES: [&str; 6] = [
+        "host staging",
+        "upload H2D",
+        "adm",
+        "vif",
+        "motion",
+        "whole frame",
+    ];
+
+    #[test]
+    fn stage_table_lists_every_stage_with_its_share_of_the_whole_frame_and_floor() {
+        let spec = BenchSpec {
+            width: 1920,
+            height: 1080,
+            bpc: 8,
+            frames: 600,
+        };
+        let t = cuda::StageTimes {
+            staging: 0.5,
+            upload: 0.08,
+            adm: 0.1,
+            vif: 0.06,
+            motion: 0.01,
+            whole: 0.2,
+        };
+        let table = stage_table(&spec, 120, 3, &t);
+        assert_eq!(table.lines().count(), 9, "{table}");
+        assert!(
+            table.starts_with(
+                "  stages 1920x1080 8-bit (ms per frame, median of 3 runs of 120 frames"
+            ),
+            "{table}"
+        );
+        // 1080p 8-bit: a luma is 2,073,600 bytes; two over PCIe at 64 GB/s take 0.0648 ms, two
+        // from device memory at 3.0 TB/s 0.0014 ms, three 0.0021 ms.
+        assert_eq!(cells(&table, "host staging"), ["0.5000", "250%", "-"]);
+        assert_eq!(cells(&table, "upload H2D"), ["0.0800", "40%", "0.0648"]);
+        assert_eq!(cells(&table, "adm"), ["0.1000", "50%", "0.0014"]);
+        assert_eq!(cells(&table, "vif"), ["0.0600", "30%", "0.0014"]);
+        assert_eq!(cells(&table, "motion"), ["0.0100", "5%", "0.0014"]);
+        assert_eq!(cells(&table, "whole frame"), ["0.2000", "100%", "0.0021"]);
+        // Deeper samples take two bytes: twice the upload's floor.
+        let ten = stage_table(&BenchSpec { bpc: 10, ..spec }, 120, 3, &t);
+        assert_eq!(cells(&ten, "upload H2D"), ["0.0800", "40%", "0.1296"]);
+    }
+
+    #[test]
+    fn stage_table_without_a_whole_frame_time_shows_no_shares() {
+        let spec = BenchSpec {
+            width: 64,
+            height: 48,
+            bpc: 8,
+            frames: 4,
+        };
+        let table = stage_table(&spec, 4, 1, &cuda::StageTimes::default());
+        for stage in STAGES {
+            assert_eq!(cells(&table, stage)[1], "-", "{table}");
+        }
+        assert!(!table.contains("NaN") && !table.contains("inf"), "{table}");
+    }
 }

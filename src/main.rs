@@ -454,6 +454,19 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             ))
         }
     };
+    if cuda {
+        // Before any measurement: without a GPU, say so at once rather than after the CPU rows.
+        vmafcuda::cuda::probe().map_err(|e| {
+            fail(
+                1,
+                format!(
+                    "bench --backend {}: cannot measure the CUDA path: {e}. \
+                     Use --backend cpu for the CPU path alone",
+                    args.backend
+                ),
+            )
+        })?;
+    }
     let runs = args.runs.max(1);
     println!(
         "{:>10} {:>4} {:<12} {:>7} {:>9} {:>10} {:>10}",
@@ -503,6 +516,11 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                     bench::cuda_device_fps(&spec, true).map_err(Failure::from)
                 })?;
                 row("cuda dev msb", spec.frames, fps, cpu_fps);
+            }
+            let frames = args.stage_frames.min(spec.frames);
+            if frames > 0 {
+                let stages = bench::cuda_stages(&spec, frames, runs).map_err(Failure::from)?;
+                print!("{}", bench::stage_table(&spec, frames, runs, &stages));
             }
         }
     }

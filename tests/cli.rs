@@ -767,3 +767,81 @@ fn without_ffmpeg_other_containers_get_a_hint() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("--features ffmpeg"), "{}", stderr(&o));
 }
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn bench_cpu_prints_cpu_rows_only() {
+    let o = vmafcuda(&[
+        "bench",
+        "--backend",
+        "cpu",
+        "--size",
+        "64x48",
+        "--frames",
+        "4",
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].contains("fps") && lines[0].contains("vs cpu"),
+        "{out}"
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(row[..4], ["64x48", "8", "cpu", "4"], "{out}");
+    assert!(row[5].parse::<f64>().is_ok_and(|fps| fps > 0.0), "{out}");
+    assert!(!out.contains("cuda") && !out.contains("stages"), "{out}");
+}
+
+#[test]
+fn bench_cuda_prints_a_stage_table_or_without_a_gpu_a_clear_error() {
+    let o = vmafcuda(&[
+        "bench",
+        "--backend",
+        "cuda",
+        "--size",
+        "64x48",
+        "--frames",
+        "8",
+        "--runs",
+        "1",
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(!err.contains("panicked"), "{err}");
+    if vmafcuda::cuda::probe().is_ok() {
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        for path in ["cpu", "cuda host", "cuda device"] {
+            assert!(out.contains(&format!(" {path} ")), "{out}");
+        }
+        // --stage-frames (120) is capped at --frames.
+        assert!(
+            out.contains("stages 64x48 8-bit") && out.contains("of 8 frames"),
+            "{out}"
+        );
+        for stage in [
+            "host staging",
+            "upload H2D",
+            "adm",
+            "vif",
+            "motion",
+            "whole frame",
+        ] {
+            assert!(out.contains(&format!("    {stage} ")), "{out}");
+        }
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("bench --backend cuda: cannot measure the CUDA path"),
+            "{err}"
+        );
+        assert!(err.contains("--backend cpu"), "{err}");
+        // Nothing measured before the error.
+        assert!(out.is_empty(), "{out}");
+    }
+}

@@ -1197,3 +1197,32 @@ fn real_out_of_memory_means_the_cpu_for_auto_and_a_clear_error_when_forced() {
     drop((auto, hog, ctx));
     common::gpu::assert_no_live_resources("after the out-of-memory test");
 }
+
+/// `vmafcuda bench`'s stage table: every stage of the CUDA path measured (a positive, finite
+/// time), at both sample sizes, and nothing left alive in the CUDA layer afterwards.
+#[test]
+fn stage_timing_measures_every_stage_and_releases_everything() {
+    let Some(_gpu) = gpu() else { return };
+    for bpc in [8, 10] {
+        let spec = vmafcuda::bench::BenchSpec {
+            width: 576,
+            height: 324,
+            bpc,
+            frames: 24,
+        };
+        let t = vmafcuda::bench::cuda_stages(&spec, 24, 2).expect("stage timing");
+        let stages = [
+            ("staging", t.staging),
+            ("upload", t.upload),
+            ("adm", t.adm),
+            ("vif", t.vif),
+            ("motion", t.motion),
+            ("whole", t.whole),
+        ];
+        for (stage, ms) in stages {
+            assert!(ms.is_finite() && ms > 0.0, "{bpc}-bit {stage}: {t:?}");
+        }
+        println!("stage timing 576x324 {bpc}-bit (ms/frame): {t:?}");
+    }
+    common::gpu::assert_no_live_resources("after stage timing");
+}

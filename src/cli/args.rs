@@ -107,7 +107,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 8)]
     pub bpc: u32,
     /// What to measure: cpu, or cuda (the CPU, then CUDA from host frames and from frames
-    /// already in device memory, with ratios to the CPU).
+    /// already in device memory, with ratios to the CPU, then the CUDA path's ms per stage).
     #[arg(long, default_value = "cpu", value_name = "cpu|cuda")]
     pub backend: String,
     /// Measurements per figure (the median is printed).
@@ -116,6 +116,9 @@ pub struct BenchArgs {
     /// Frames per CPU measurement (default: --frames).
     #[arg(long)]
     pub cpu_frames: Option<usize>,
+    /// Frames per stage in the CUDA stage table (at most --frames; 0: no table).
+    #[arg(long, default_value_t = 120)]
+    pub stage_frames: usize,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,

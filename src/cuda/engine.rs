@@ -369,6 +369,13 @@ impl GpuFeatures {
         Ok(())
     }
 
+    /// The stream each frame's work starts and ends on (the side stream waits for it before the
+    /// frame's work and joins it before the frame's completion event): events recorded on it
+    /// around a submission time the whole frame on the GPU ([`super::stage_timing`]).
+    pub(super) fn main_stream(&self) -> &Stream {
+        &self.stream
+    }
+
     /// Frames submitted whose results have not been returned yet.
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()

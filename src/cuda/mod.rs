@@ -11,6 +11,8 @@
 //! * [`copy`]: host/device copies, 2D pitched copies; [`Function::launch`] launches kernels.
 //! * [`fault`]: test hook making the n-th allocation, module load, launch or copy fail.
 //! * Kernels are compiled ahead of time ([`kernels`]); [`psnr`] is the first feature on them.
+//! * [`stage_timing`]: the time of each stage of a frame (staging, upload, each feature, the
+//!   whole frame), for `vmafcuda bench`.
 
 pub mod adm;
 pub mod context;
@@ -27,6 +29,7 @@ pub mod module;
 pub mod motion;
 pub mod plane;
 pub mod psnr;
+pub mod stage_timing;
 pub mod stream;
 pub mod vif;
 
@@ -43,6 +46,7 @@ pub use module::{arg, Function, LaunchConfig, Module};
 pub use motion::{GpuMotion, MotionKernels};
 pub use plane::{DevicePlane, DevicePlaneBuf};
 pub use psnr::{GpuPsnr, PsnrFrame, PsnrKernels};
+pub use stage_timing::{time_stages, StageTimes};
 pub use stream::Stream;
 pub use vif::{GpuVif, VifKernels};
 
