@@ -437,8 +437,7 @@ impl GpuFeatures {
             staging.pinned[set]
                 .iter_mut()
                 .zip(host_planes.iter())
-                .map(stage)
-                .collect::<CudaResult<()>>()?;
+                .try_for_each(stage)?;
         }
         staging.held[set] = Some(Held {
             tag,
