@@ -157,13 +157,19 @@ for name, noise in (("ref", 0), ("dist", 6)):
             f.write(np.full((h // 2) * (w // 2) * 2, 128, np.uint8).tobytes())
 PY
     echo "== CLI whole process, 1080p 240 frames from y4m" >>"$log"
-    # Three CUDA runs (the files are in the page cache: they were just written), then one CPU.
-    for backend in cuda cuda cuda cpu; do
-      local t0 t1
+    # Five CUDA runs (the files are in the page cache: they were just written), two that tear
+    # the GPU state down before exiting (VMAFCUDA_FULL_TEARDOWN=1), then one CPU. Each row: the
+    # whole process (wall, from the shell), then the CLI's own split (VMAFCUDA_TIMING).
+    for backend in cuda cuda cuda cuda cuda cuda-teardown cuda-teardown cpu; do
+      local t0 t1 teardown=0 err=$out/cli-run.err
+      [[ $backend == cuda-teardown ]] && teardown=1
       t0=$(date +%s%N)
-      VMAFCUDA_TIMING=1 "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend "$backend" -q -o "$out/cli-$backend.json" >>"$log" 2>&1 || true
+      VMAFCUDA_FULL_TEARDOWN=$teardown VMAFCUDA_TIMING=1 "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" \
+        --backend "${backend%-teardown}" -q -o "$out/cli-${backend%-teardown}.json" >>"$log" 2>"$err" || true
       t1=$(date +%s%N)
-      row "$(printf 'CLI 1080p 240 frames y4m, --backend %-4s whole process %6sms' "$backend" "$(((t1 - t0) / 1000000))")"
+      cat "$err" >>"$log"
+      row "$(printf 'CLI 1080p 240 frames y4m, --backend %-13s whole process %6sms | %s' "$backend" "$(((t1 - t0) / 1000000))" \
+        "$(grep -a 'timing:' "$err" | sed 's/vmafcuda: timing: //' | tr '\n' ' ')")"
     done
     if cmp -s <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pooled_metrics']['vmaf'])" "$out/cli-cuda.json") \
               <(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pooled_metrics']['vmaf'])" "$out/cli-cpu.json"); then
@@ -208,7 +214,10 @@ PY
     printf '%s\n' "${rows[@]}"
     echo "== highlights"
     grep -aoE "(CUDA driver [0-9].*|VIF .*fps.*|ADM .*fps.*|8 threads .*|CUDA pipelined .*|shot rebuild .*|full GPU state .*|CUDA == CPU on .*|CUDA shots == .*|CUDA device frames == .*|[0-9]+ rebuilds.*|[0-9]+ injected.*|real OOM.*|as expected.*|held [0-9].*)" "$log" || true
-    [[ -f $out/bench.txt ]] && { echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run; then ms per CUDA stage)"; cat "$out/bench.txt"; }
+    if [[ -f $out/bench.txt ]]; then
+      echo "== bench (fps; vs cpu = ratio to the CPU path measured in the same run; then ms per CUDA stage)"
+      cat "$out/bench.txt"
+    fi
   } | tee "$summary"
 }
 

@@ -25,6 +25,12 @@
 //! tests assert that the counts stay flat across shots and return to zero when a scorer is
 //! dropped.
 //!
+//! Two exceptions for short-lived programs, both opt-in: [`prepare_cuda`] starts the driver,
+//! context and kernels of a device on another thread before any scorer exists (the first scorer
+//! for that device takes them; [`discard_prepared_cuda`] drops them if none did), and
+//! [`scorer::Scorer::finish_before_exit`] leaves the GPU state to the driver when the process
+//! is about to exit. The `vmafcuda` CLI uses both; the element and the C library use neither.
+//!
 //! # When the GPU fails
 //!
 //! At set-up, `BackendRequest::Auto` takes the CPU if no GPU can be used (no driver, out of

@@ -845,3 +845,49 @@ fn bench_cuda_prints_a_stage_table_or_without_a_gpu_a_clear_error() {
         assert!(out.is_empty(), "{out}");
     }
 }
+
+/// The CUDA set-up starts on a thread before the inputs are opened: `auto` still falls back to
+/// the CPU with its note where no GPU can be used, a forced `cuda` is still a clear error there,
+/// and where a GPU exists both give the CPU's numbers exactly (also with the GPU state left to
+/// the driver at exit, and with it torn down).
+#[test]
+fn cuda_set_up_ahead_of_the_inputs_keeps_auto_fallback_and_cuda_errors() {
+    let cpu = load_demo("demo-cpu.json", "cpu", &[]);
+    let gpu = vmafcuda::cuda::probe().is_ok();
+    let auto = vmafcuda(&["score", "--backend", "auto", "-o", &tmp_s("demo-auto.json")]);
+    assert!(auto.status.success(), "{}", stderr(&auto));
+    assert_same_scores(&load(&tmp("demo-auto.json")), &cpu, "auto");
+    if !gpu {
+        assert!(
+            stderr(&auto).contains("no usable CUDA GPU"),
+            "{}",
+            stderr(&auto)
+        );
+        let forced = vmafcuda(&["score", "--backend", "cuda", "-q"]);
+        assert_eq!(forced.status.code(), Some(1), "{}", stderr(&forced));
+        let err = stderr(&forced);
+        assert!(err.contains("error:") && err.contains("CUDA"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        return;
+    }
+    for teardown in ["0", "1"] {
+        let name = format!("demo-cuda-{teardown}.json");
+        let v = load_demo(&name, "cuda", &[("VMAFCUDA_FULL_TEARDOWN", teardown)]);
+        assert_same_scores(&v, &cpu, "cuda");
+        assert_eq!(v["backend"], "cuda", "{v}");
+    }
+}
+
+fn tmp_s(name: &str) -> String {
+    tmp(name).to_string_lossy().into_owned()
+}
+
+fn load_demo(name: &str, backend: &str, env: &[(&str, &str)]) -> Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_vmafcuda"))
+        .args(["score", "--backend", backend, "-q", "-o", &tmp_s(name)])
+        .envs(env.iter().copied())
+        .output()
+        .expect("run vmafcuda");
+    assert!(o.status.success(), "{backend}: {}", stderr(&o));
+    load(&tmp(name))
+}

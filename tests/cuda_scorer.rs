@@ -170,27 +170,36 @@ fn cuda_shots_equal_fresh_per_shot_libvmaf_runs() {
 
 /// Uploads a picture's planes into device memory with a pitch wider than the rows.
 fn device_picture(ctx: &cuda::Context, p: &Picture) -> (Vec<DevicePlaneBuf>, DevicePicture) {
-    let stream = cuda::Stream::new(ctx).expect("stream");
+    try_device_picture(ctx, p).expect("device picture")
+}
+
+/// [`device_picture`], failing with the CUDA error (for runs with injected faults, which may
+/// hit this upload too).
+fn try_device_picture(
+    ctx: &cuda::Context,
+    p: &Picture,
+) -> cuda::CudaResult<(Vec<DevicePlaneBuf>, DevicePicture)> {
+    let stream = cuda::Stream::new(ctx)?;
     let bps = if p.bpc() == 8 { 1 } else { 2 };
     let mut bufs = Vec::new();
     for plane in std::iter::once(&p.luma).chain(p.chroma.iter()) {
         // A buffer 40 samples wider than the plane, viewed at the plane's width.
         let wide = plane.width + 40;
-        let mut buf = DevicePlaneBuf::new(ctx, wide, plane.height, bps).expect("plane");
+        let mut buf = DevicePlaneBuf::new(ctx, wide, plane.height, bps)?;
         match &plane.data {
             SampleBuf::U8(v) => {
                 let mut rows = vec![0u8; wide * plane.height];
                 for (dst, src) in rows.chunks_exact_mut(wide).zip(v.chunks_exact(plane.width)) {
                     dst[..plane.width].copy_from_slice(src);
                 }
-                buf.upload(&rows, wide, &stream).expect("upload");
+                buf.upload(&rows, wide, &stream)?;
             }
             SampleBuf::U16(v) => {
                 let mut rows = vec![0u16; wide * plane.height];
                 for (dst, src) in rows.chunks_exact_mut(wide).zip(v.chunks_exact(plane.width)) {
                     dst[..plane.width].copy_from_slice(src);
                 }
-                buf.upload(&rows, wide, &stream).expect("upload");
+                buf.upload(&rows, wide, &stream)?;
             }
         }
         bufs.push(buf);
@@ -209,7 +218,7 @@ fn device_picture(ctx: &cuda::Context, p: &Picture) -> (Vec<DevicePlaneBuf>, Dev
         chroma,
         bpc: p.bpc(),
     };
-    (bufs, pic)
+    Ok((bufs, pic))
 }
 
 #[test]
@@ -935,8 +944,9 @@ fn injected_faults_anywhere_in_the_engine_fail_cleanly() {
             s.push(&r.view(), &d.view())?;
         }
         for (r, d) in refs.iter().zip(dists).skip(2) {
-            let (_rb, mut rp) = device_picture(&ctx, r);
-            let (_db, mut dp) = device_picture(&ctx, d);
+            let cuda_err = |e: cuda::CudaError| vmafcuda::Error::Backend(e.to_string());
+            let (_rb, mut rp) = try_device_picture(&ctx, r).map_err(cuda_err)?;
+            let (_db, mut dp) = try_device_picture(&ctx, d).map_err(cuda_err)?;
             let rv = r.view();
             for p in [&mut rp, &mut dp] {
                 if let (Some(DeviceChroma::Planar(c)), Some([u, _])) =

@@ -222,6 +222,11 @@ fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
         cuda.first(),
         cuda.last()
     );
+    if std::env::var_os("VMAFCUDA_SOAK_TRACE").is_some() {
+        for (x, m) in xs.iter().zip(&mem).step_by((xs.len() / 40).max(1)) {
+            eprintln!("soak trace: {x:.2} h  RSS {:.2} MB", m / 1e6);
+        }
+    }
     assert!(
         per_hour < allowed,
         "RSS grows {:.2} MB per stream hour",
