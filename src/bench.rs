@@ -176,6 +176,16 @@ pub fn cuda_stages(spec: &BenchSpec, frames: usize, runs: usize) -> Result<cuda:
     cuda::time_stages(&ctx, &plan, &lumas, frames, runs).map_err(backend)
 }
 
+/// The rows of [`stage_table`], in order.
+pub const STAGES: [&str; 6] = [
+    "host staging",
+    "upload H2D",
+    "adm",
+    "vif",
+    "motion",
+    "whole frame",
+];
+
 /// The stage table printed after a size's fps rows: each stage's milliseconds per frame, its
 /// share of the whole frame's GPU time, and its floor (the time the bytes it must move take at
 /// the bandwidth they move at).
@@ -184,29 +194,22 @@ pub fn stage_table(spec: &BenchSpec, frames: usize, runs: usize, t: &cuda::Stage
     let plane = (spec.width * spec.height * bps) as f64;
     let floor = |planes: f64, bytes_per_s: f64| Some(planes * plane / bytes_per_s * 1e3);
     let device = DEVICE_BYTES_PER_S;
+    // In the order of STAGES.
     let rows = [
         (
-            "host staging",
             t.staging,
             None,
             "CPU time: both lumas copied into pinned memory (host frames only)",
         ),
         (
-            "upload H2D",
             t.upload,
             floor(2.0, PCIE_BYTES_PER_S),
             "pinned -> device, both lumas (host frames only)",
         ),
-        ("adm", t.adm, floor(2.0, device), "alone on one stream"),
-        ("vif", t.vif, floor(2.0, device), "alone on one stream"),
+        (t.adm, floor(2.0, device), "alone on one stream"),
+        (t.vif, floor(2.0, device), "alone on one stream"),
+        (t.motion, floor(2.0, device), "alone on one stream"),
         (
-            "motion",
-            t.motion,
-            floor(2.0, device),
-            "alone on one stream",
-        ),
-        (
-            "whole frame",
             t.whole,
             floor(3.0, device),
             "all features: ADM beside VIF + motion on two streams",
@@ -221,7 +224,7 @@ pub fn stage_table(spec: &BenchSpec, frames: usize, runs: usize, t: &cuda::Stage
         "    {:<13} {:>9} {:>6} {:>8}  note\n",
         "stage", "ms/frame", "share", "floor"
     );
-    for (stage, ms, floor, note) in rows {
+    for (stage, (ms, floor, note)) in STAGES.into_iter().zip(rows) {
         let share = if t.whole > 0.0 {
             format!("{:.0}%", 100.0 * ms / t.whole)
         } else {
@@ -252,15 +255,6 @@ mod tests {
             .unwrap_or_else(|| panic!("no {stage} row in\n{table}"));
         line[4 + 13..].split_whitespace().take(3).collect()
     }
-
-    const STAGES: [&str; 6] = [
-        "host staging",
-        "upload H2D",
-        "adm",
-        "vif",
-        "motion",
-        "whole frame",
-    ];
 
     #[test]
     fn stage_table_lists_every_stage_with_its_share_of_the_whole_frame_and_floor() {

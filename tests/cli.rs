@@ -824,14 +824,7 @@ fn bench_cuda_prints_a_stage_table_or_without_a_gpu_a_clear_error() {
             out.contains("stages 64x48 8-bit") && out.contains("of 8 frames"),
             "{out}"
         );
-        for stage in [
-            "host staging",
-            "upload H2D",
-            "adm",
-            "vif",
-            "motion",
-            "whole frame",
-        ] {
+        for stage in vmafcuda::bench::STAGES {
             assert!(out.contains(&format!("    {stage} ")), "{out}");
         }
     } else {

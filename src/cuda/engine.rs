@@ -261,6 +261,32 @@ impl HostStaging {
     }
 }
 
+/// Copies a frame pair's host planes into pinned buffers of their sizes, as every host frame is
+/// staged: the planes side by side once the pair is big enough to be worth a thread each (the
+/// copy into pinned memory bounds the host path at 1080p otherwise), and a plane split into
+/// bands from [`STAGE_PARALLEL_BYTES`].
+pub(crate) fn stage_planes(pinned: &mut [PinnedBuffer], planes: &[&Plane]) -> CudaResult<()> {
+    let stage = |(dst, p): (&mut PinnedBuffer, &&Plane)| {
+        stage_plane(
+            dst,
+            p,
+            p.width,
+            p.height,
+            plane_bytes(p) >= STAGE_PARALLEL_BYTES,
+        )
+    };
+    let pair_bytes: usize = planes.iter().map(|p| plane_bytes(p)).sum();
+    if pair_bytes >= STAGE_PAIR_PARALLEL_BYTES {
+        pinned
+            .par_iter_mut()
+            .zip(planes.par_iter())
+            .map(stage)
+            .collect()
+    } else {
+        pinned.iter_mut().zip(planes.iter()).try_for_each(stage)
+    }
+}
+
 /// PSNR's partial sums and results (luma, cb, cr), per slot.
 struct PsnrState {
     partial: DeviceBuffer,
@@ -414,31 +440,7 @@ impl GpuFeatures {
         staging.held[set] = None;
         staging.ensure_pinned(set, &host_planes)?;
         staging.ensure_planes(slot, &host_planes)?;
-        // The planes of a pair are copied side by side once they are big enough to be worth
-        // a thread each (the copy into pinned memory bounds the host path at 1080p otherwise),
-        // and a plane is split into bands from STAGE_PARALLEL_BYTES.
-        let stage = |(dst, p): (&mut PinnedBuffer, &&Plane)| {
-            stage_plane(
-                dst,
-                p,
-                p.width,
-                p.height,
-                plane_bytes(p) >= STAGE_PARALLEL_BYTES,
-            )
-        };
-        let pair_bytes: usize = host_planes.iter().map(|p| plane_bytes(p)).sum();
-        if pair_bytes >= STAGE_PAIR_PARALLEL_BYTES {
-            staging.pinned[set]
-                .par_iter_mut()
-                .zip(host_planes.par_iter())
-                .map(stage)
-                .collect::<CudaResult<()>>()?;
-        } else {
-            staging.pinned[set]
-                .iter_mut()
-                .zip(host_planes.iter())
-                .try_for_each(stage)?;
-        }
+        stage_planes(&mut staging.pinned[set], &host_planes)?;
         staging.held[set] = Some(Held {
             tag,
             planes: host_planes

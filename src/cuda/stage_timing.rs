@@ -17,13 +17,12 @@ use crate::frame::{Plane, Samples};
 
 use super::adm::GpuAdm;
 use super::context::Context;
-use super::engine::{DevicePicture, GpuFeatures, GpuKernels, KEPT, SLOTS};
+use super::engine::{stage_planes, DevicePicture, GpuFeatures, GpuKernels, KEPT, SLOTS};
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::memory::PinnedBuffer;
 use super::motion::GpuMotion;
 use super::plane::{DevicePlane, DevicePlaneBuf};
-use super::psnr::{stage_plane, STAGE_PARALLEL_BYTES};
 use super::stream::Stream;
 use super::vif::GpuVif;
 
@@ -107,11 +106,11 @@ pub fn time_stages(
     };
     let planes: Vec<(DevicePlane, DevicePlane)> =
         device.iter().map(|(r, d)| (r.plane(), d.plane())).collect();
-    let pinned_pair = || -> CudaResult<(PinnedBuffer, PinnedBuffer)> {
-        Ok((
+    let pinned_pair = || -> CudaResult<[PinnedBuffer; 2]> {
+        Ok([
             PinnedBuffer::new(ctx, w * h * bps)?,
             PinnedBuffer::new(ctx, w * h * bps)?,
-        ))
+        ])
     };
     let mut pinned = (0..KEPT)
         .map(|_| pinned_pair())
@@ -237,7 +236,7 @@ fn time_frames(
 /// CPU milliseconds per frame of staging both lumas into pinned memory, rotating through the
 /// pinned sets as the host path does (no copy from them may be in flight).
 fn time_staging(
-    pinned: &mut [(PinnedBuffer, PinnedBuffer)],
+    pinned: &mut [[PinnedBuffer; 2]],
     pairs: &[(Plane, Plane)],
     frames: usize,
 ) -> CudaResult<f64> {
@@ -248,11 +247,7 @@ fn time_staging(
         }
         let (r, d) = &pairs[i % pairs.len()];
         let sets = pinned.len();
-        let (pr, pd) = &mut pinned[i % sets];
-        for (dst, p) in [(pr, r), (pd, d)] {
-            let bytes = dst.len();
-            stage_plane(dst, p, p.width, p.height, bytes >= STAGE_PARALLEL_BYTES)?;
-        }
+        stage_planes(&mut pinned[i % sets], &[r, d])?;
     }
     Ok(started.elapsed().as_secs_f64() * 1e3 / frames as f64)
 }
@@ -261,7 +256,7 @@ fn time_staging(
 /// apart) into device planes, as the host path does.
 fn time_upload(
     ctx: &Context,
-    pinned: &[(PinnedBuffer, PinnedBuffer)],
+    pinned: &[[PinnedBuffer; 2]],
     targets: &mut [(DevicePlaneBuf, DevicePlaneBuf)],
     row_bytes: usize,
     frames: usize,
@@ -271,7 +266,7 @@ fn time_upload(
     let stream = Stream::new(ctx)?;
     let slots = targets.len();
     time_frames(&stream, frames, |i| {
-        let (src_r, src_d) = &pinned[i % pinned.len()];
+        let [src_r, src_d] = &pinned[i % pinned.len()];
         let (dst_r, dst_d) = &mut targets[i % slots];
         // SAFETY: both sides are borrowed for this whole function, so neither is dropped nor the
         // pinned side written before `stream`, dropped at its end, has waited for the copies.
@@ -292,24 +287,14 @@ unsafe fn time_adm(
     planes: &[(DevicePlane, DevicePlane)],
     frames: usize,
 ) -> CudaResult<f64> {
-    let ctx = kernels.context();
-    let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
-    let mut adm = plan
+    let (ctx, (w, h, bpc)) = (kernels.context(), (plan.width, plan.height, plan.bpc));
+    let adm = plan
         .adm
         .iter()
         .map(|(egl, _)| GpuAdm::new(ctx, kernels.adm.clone(), w, h, bpc, *egl, SLOTS))
         .collect::<CudaResult<Vec<_>>>()?;
-    // Dropped before the features: its drop waits for their work.
-    let stream = Stream::new(ctx)?;
-    time_frames(&stream, frames, |i| {
-        let (r, d) = &planes[i % planes.len()];
-        for a in &mut adm {
-            // SAFETY: the planes are valid until this function returns (the caller's contract),
-            // after `stream` has waited for this work; frames go in order on one stream.
-            unsafe { a.enqueue(&stream, r, d, i % SLOTS) }?;
-        }
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract; GpuAdm::enqueue takes such planes.
+    unsafe { time_instances(ctx, adm, planes, frames, GpuAdm::enqueue) }
 }
 
 /// GPU milliseconds per frame of the plan's VIF instances alone on one stream.
@@ -322,20 +307,40 @@ unsafe fn time_vif(
     planes: &[(DevicePlane, DevicePlane)],
     frames: usize,
 ) -> CudaResult<f64> {
-    let ctx = kernels.context();
-    let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
-    let mut vif = plan
+    let (ctx, (w, h, bpc)) = (kernels.context(), (plan.width, plan.height, plan.bpc));
+    let vif = plan
         .vif
         .iter()
         .map(|(egl, _)| GpuVif::new(ctx, kernels.vif.clone(), w, h, bpc, *egl, SLOTS))
         .collect::<CudaResult<Vec<_>>>()?;
-    // Dropped before the features: its drop waits for their work.
+    // SAFETY: forwarded from this function's contract; GpuVif::enqueue takes such planes.
+    unsafe { time_instances(ctx, vif, planes, frames, GpuVif::enqueue) }
+}
+
+/// The enqueue of a feature that reads a reference and a distorted plane into a slot.
+type PairEnqueue<F> =
+    unsafe fn(&mut F, &Stream, &DevicePlane, &DevicePlane, usize) -> CudaResult<()>;
+
+/// GPU milliseconds per frame of `instances` of one feature (one frame: each instance's
+/// `enqueue`), alone on one stream.
+///
+/// # Safety
+/// As [`time_adm`], and `enqueue` is the instances' own enqueue, whose contract that is.
+unsafe fn time_instances<F>(
+    ctx: &Context,
+    mut instances: Vec<F>,
+    planes: &[(DevicePlane, DevicePlane)],
+    frames: usize,
+    enqueue: PairEnqueue<F>,
+) -> CudaResult<f64> {
+    // Dropped before the instances: its drop waits for their work.
     let stream = Stream::new(ctx)?;
     time_frames(&stream, frames, |i| {
         let (r, d) = &planes[i % planes.len()];
-        for v in &mut vif {
-            // SAFETY: as in time_adm.
-            unsafe { v.enqueue(&stream, r, d, i % SLOTS) }?;
+        for f in &mut instances {
+            // SAFETY: the planes are valid until this function returns (the caller's contract),
+            // after `stream` has waited for this work; frames go in order on one stream.
+            unsafe { enqueue(f, &stream, r, d, i % SLOTS) }?;
         }
         Ok(())
     })
