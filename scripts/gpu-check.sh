@@ -58,7 +58,7 @@ run() {
   : >"$log"
   {
     echo "== $(date -u +%FT%TZ) $(hostname)"
-    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 || true
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,persistence_mode --format=csv 2>&1 || true
   } | tee -a "$log"
 
   local rows=()
@@ -197,6 +197,53 @@ PY
     else
       rows+=("two CLI processes at once on one GPU (--backend cuda): rc=$rc1,$rc2, outputs DIFFER from the CPU or missing")
     fi
+    # The resident service (`vmafcuda serve`): the GPU stays initialised between runs, so a
+    # client process pays no CUDA start-up. Five timed client runs (whole process, as above),
+    # then 20 more to see whether the service's GPU memory or RSS grows run after run.
+    echo "== vmafcuda serve" >>"$log"
+    local sock=/tmp/vmafcuda-gpu-check.sock spid
+    rm -f "$sock"
+    "$bin.vmafcuda" serve --socket "$sock" >"$out/serve.out" 2>"$out/serve.log" &
+    spid=$!
+    for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+    row "service: $(head -1 "$out/serve.out")"
+    service_mem() {
+      local gpu rss
+      gpu=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null | awk -F', ' -v p="$spid" '$1 == p {print $2}')
+      rss=$(awk '/VmRSS/ {print $2}' "/proc/$spid/status" 2>/dev/null)
+      echo "GPU ${gpu:-?} MiB, RSS ${rss:-?} kB"
+    }
+    local mem0 mem1
+    for i in 1 2 3 4 5; do
+      local t0 t1 err=$out/cli-run.err
+      t0=$(date +%s%N)
+      VMAFCUDA_SERVICE=$sock VMAFCUDA_TIMING=1 "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" \
+        --backend cuda -q -o "$out/cli-service.json" >>"$log" 2>"$err" || true
+      t1=$(date +%s%N)
+      cat "$err" >>"$log"
+      row "$(printf 'CLI 1080p 240 frames y4m, via vmafcuda serve        whole process %6sms | %s' "$(((t1 - t0) / 1000000))" \
+        "$(grep -a 'timing:' "$err" | sed 's/vmafcuda: timing: //' | tr '\n' ' ')")"
+      [[ $i == 1 ]] && mem0=$(service_mem)
+    done
+    for _ in $(seq 20); do
+      VMAFCUDA_SERVICE=$sock "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend cuda -q >/dev/null 2>>"$log" || true
+    done
+    mem1=$(service_mem)
+    row "service memory after run 1: $mem0; after run 25: $mem1"
+    if python3 - "$out/cli-cpu.json" "$out/cli-service.json" <<'PY'; then
+import json, sys
+cpu, svc = (json.load(open(p)) for p in sys.argv[1:])
+key = lambda r: ([f["metrics"] for f in r["frames"]], r["pooled_metrics"])
+sys.exit(0 if key(cpu) == key(svc) and svc["backend"] == "cuda" else 1)
+PY
+      row "CLI via the service: cuda output identical to the CPU run"
+    else
+      row "CLI via the service: output DIFFERS from the CPU run (or not cuda)"
+    fi
+    kill -TERM "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    row "service log: $(grep -c -- '-> exit 0 in' "$out/serve.log") runs exit 0, $(grep -c -- '-> exit' "$out/serve.log") runs in all; socket removed: $([[ -e $sock ]] && echo no || echo yes)"
+    cat "$out/serve.log" >>"$log"
     rm -f "$clip"-*.y4m
   fi
 

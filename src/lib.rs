@@ -70,7 +70,7 @@ pub mod y4m;
 
 pub use error::{Error, Result};
 pub use gpu_pipeline::{discard_prepared_cuda, prepare_cuda};
-pub use scorer::{Geometry, Scorer, ScorerConfig};
+pub use scorer::{Geometry, GpuTeardown, Scorer, ScorerConfig};
 
 /// Version string written into outputs.
 pub const VERSION_STRING: &str = concat!(

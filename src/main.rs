@@ -7,10 +7,13 @@ use clap::Parser;
 
 mod cli;
 
-use cli::args::{backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs};
+use cli::args::{
+    backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs, ServeArgs,
+};
 use cli::input::{warn_stream_differences, VideoReader};
 use cli::ladder::{output_paths, Rendition, Source};
 use cli::progress::ProgressBar;
+use cli::service::{self, Remote};
 use cli::{fail, Failure};
 use vmafcuda::bench::{self, BenchSpec};
 use vmafcuda::html;
@@ -20,13 +23,25 @@ use vmafcuda::scale::BicubicScaler;
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::synth::SynthClip;
 use vmafcuda::timing::Timing;
-use vmafcuda::{Error, Geometry, Scorer, ScorerConfig};
+use vmafcuda::{Error, Geometry, GpuTeardown, Scorer, ScorerConfig};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Score(args) => score(args),
+        Command::Score(args) => {
+            // A resident service (`vmafcuda serve`) has the GPU up already: hand it the run.
+            if let Some((socket, explicit)) = service::client_socket() {
+                match service::run_remote(&socket, explicit, std::env::args_os().collect()) {
+                    Remote::Done(code) => return ExitCode::from(code),
+                    Remote::Local(Some(why)) => eprintln!("vmafcuda: warning: {why}"),
+                    Remote::Local(None) => {}
+                }
+            }
+            init_threads(args.threads);
+            score(args, &mut Run::here())
+        }
         Command::Bench(args) => bench(args),
+        Command::Serve(args) => serve(args),
     };
     match result {
         Ok(()) if GPU_STATE_LEFT.load(std::sync::atomic::Ordering::SeqCst) => exit_at_once(),
@@ -196,7 +211,27 @@ fn warn_shorter(short: &Source, long: &Source, scored: usize) {
     );
 }
 
-fn score(args: ScoreArgs) -> Result<(), Failure> {
+/// How a `score` run ends and reports: in its own process, or in the resident service.
+struct Run {
+    /// In the service: the GPU state is handed back in `teardown` (released after the client
+    /// has its answer), never left to the driver.
+    in_service: bool,
+    /// VMAFCUDA_TIMING: print where the time went.
+    timing: bool,
+    teardown: Vec<GpuTeardown>,
+}
+
+impl Run {
+    fn here() -> Run {
+        Run {
+            in_service: false,
+            timing: std::env::var_os("VMAFCUDA_TIMING").is_some(),
+            teardown: Vec::new(),
+        }
+    }
+}
+
+fn score(args: ScoreArgs, run: &mut Run) -> Result<(), Failure> {
     // The CUDA driver and context take hundreds of milliseconds to come up: start them now, on
     // another thread, while the model is loaded and the inputs are opened and read ahead.
     let backend = backend_request(&args.backend)?;
@@ -210,7 +245,7 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     if let Some(device) = prepare {
         vmafcuda::prepare_cuda(device);
     }
-    let result = score_prepared(args, backend, clock);
+    let result = score_prepared(args, backend, clock, run);
     // An error before the scorer took the set-up: let it finish before the process exits.
     vmafcuda::discard_prepared_cuda();
     result
@@ -220,8 +255,8 @@ fn score_prepared(
     args: ScoreArgs,
     backend: BackendRequest,
     mut clock: PhaseClock,
+    run: &mut Run,
 ) -> Result<(), Failure> {
-    init_threads(args.threads);
     let format: Format = args.format.parse().map_err(|e: String| fail(2, e))?;
     for f in &args.feature {
         if !f.eq_ignore_ascii_case("psnr") {
@@ -282,6 +317,9 @@ fn score_prepared(
         _ => 2 * rayon::current_num_threads(),
     };
     loop {
+        if service::cancelled() {
+            return Err(fail(130, "interrupted: the client of this run went away"));
+        }
         let mut batch = Vec::with_capacity(batch_size);
         while batch.len() < batch_size {
             match reference.read_picture()? {
@@ -392,7 +430,11 @@ fn score_prepared(
         }
         // The process ends after this: leave the GPU state to the driver rather than tear it
         // down allocation by allocation (tens of milliseconds at 1080p).
-        let report = if r.scorer.backend() == BackendKind::Cuda && !full_teardown() {
+        let report = if run.in_service {
+            let (report, teardown) = r.scorer.finish_deferred();
+            run.teardown.push(teardown);
+            report
+        } else if r.scorer.backend() == BackendKind::Cuda && !full_teardown() {
             GPU_STATE_LEFT.store(true, std::sync::atomic::Ordering::SeqCst);
             r.scorer.finish_before_exit()
         } else {
@@ -426,8 +468,74 @@ fn score_prepared(
             .map_err(|e| fail(3, e))?;
         }
     }
-    clock.report(&setup_steps);
+    if run.timing {
+        clock.report(&setup_steps);
+    }
     Ok(())
+}
+
+/// `vmafcuda serve`: the resident service (see [`cli::service`]).
+fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let socket = args.socket.unwrap_or_else(service::default_socket);
+    // Keep the device's primary context for the service's life: each run's set-up then finds
+    // the driver and the context up and only loads the kernels (a few milliseconds).
+    let t = std::time::Instant::now();
+    let held = vmafcuda::cuda::probe().and_then(|_| vmafcuda::cuda::Context::primary(args.device));
+    let ready = match &held {
+        Ok(_) => format!(
+            "CUDA device {} initialised in {:.0} ms",
+            args.device,
+            t.elapsed().as_secs_f64() * 1e3
+        ),
+        Err(e) => format!("no CUDA ({e}): runs use the CPU"),
+    };
+    service::serve(&socket, &ready, &mut ServiceRunner)
+}
+
+struct ServiceRunner;
+
+impl service::Runner for ServiceRunner {
+    fn run(&mut self, request: &service::Request) -> (u8, Vec<GpuTeardown>) {
+        let args = match Cli::try_parse_from(&request.args) {
+            Ok(Cli {
+                command: Command::Score(args),
+            }) => args,
+            Ok(_) => {
+                eprintln!("vmafcuda: error: the service runs `vmafcuda score` only");
+                return (2, Vec::new());
+            }
+            Err(e) => {
+                let _ = e.print();
+                return (e.exit_code().clamp(0, 255) as u8, Vec::new());
+            }
+        };
+        let mut run = Run {
+            in_service: true,
+            timing: request.env.iter().any(|(k, _)| k == "VMAFCUDA_TIMING"),
+            teardown: Vec::new(),
+        };
+        let result = match args.threads {
+            // The service's pool is all cores; a run that asks for fewer gets a pool of its own.
+            Some(n) => match rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+            {
+                Ok(pool) => pool.install(|| score(args, &mut run)),
+                Err(e) => Err(fail(1, format!("--threads {n}: {e}"))),
+            },
+            None => score(args, &mut run),
+        };
+        let code = match result {
+            Ok(()) => 0,
+            // Nobody is left to read it.
+            Err(f) if service::cancelled() => f.code,
+            Err(f) => {
+                eprintln!("vmafcuda: error: {}", f.message);
+                f.code
+            }
+        };
+        (code, run.teardown)
+    }
 }
 
 /// `VMAFCUDA_FULL_TEARDOWN=1`: tear the GPU state down and exit normally (to measure what that
@@ -591,7 +699,7 @@ impl PhaseClock {
     }
 
     fn report(&self, setup_steps: &[(&'static str, std::time::Duration)]) {
-        if std::env::var_os("VMAFCUDA_TIMING").is_some() {
+        {
             let ms = |i: usize| self.spent[i].as_secs_f64() * 1e3;
             eprintln!(
                 "vmafcuda: timing: setup {:.1} ms, waiting for input {:.1} ms, scoring {:.1} ms, finish {:.1} ms",

@@ -941,7 +941,7 @@ impl Scorer {
 
     /// Ends the last shot and returns everything.
     pub fn finish(self) -> Report {
-        self.finish_inner(false)
+        self.finish_inner(AtEnd::TearDown).0
     }
 
     /// [`Scorer::finish`] for a process that is about to exit: the GPU state (context
@@ -949,10 +949,17 @@ impl Scorer {
     /// process ends instead of being torn down here, one allocation at a time. Never use it in a
     /// process that goes on working: what is left is never freed. On the CPU it is `finish`.
     pub fn finish_before_exit(self) -> Report {
-        self.finish_inner(true)
+        self.finish_inner(AtEnd::Leave).0
     }
 
-    fn finish_inner(mut self, leave_gpu: bool) -> Report {
+    /// [`Scorer::finish`] that hands the GPU state back instead of tearing it down, so a
+    /// process that goes on working (the CLI's resident service) can answer first and release
+    /// the state afterwards: dropping the [`GpuTeardown`] frees everything, as `finish` does.
+    pub fn finish_deferred(self) -> (Report, GpuTeardown) {
+        self.finish_inner(AtEnd::Defer)
+    }
+
+    fn finish_inner(mut self, at_end: AtEnd) -> (Report, GpuTeardown) {
         if let Err(e) = self.drain_device() {
             // Only device frames can be lost here (host frames are scored again on the CPU):
             // callers with device frames drain before finishing.
@@ -961,10 +968,16 @@ impl Scorer {
         let mut tail = Vec::new();
         self.end_shot_inner(&mut tail);
         let backend = self.backend().name().into();
-        if leave_gpu {
+        let mut teardown = GpuTeardown(None);
+        if at_end != AtEnd::TearDown {
             if let Engine::Gpu(engine) = std::mem::replace(&mut self.engine, Engine::Cpu) {
-                // The process exits next (this method's contract): the driver reclaims it.
-                std::mem::forget(engine);
+                if at_end == AtEnd::Leave {
+                    // The process exits next (finish_before_exit's contract): the driver
+                    // reclaims it.
+                    std::mem::forget(engine);
+                } else {
+                    teardown.0 = Some(engine);
+                }
             }
         }
         let elapsed = self.started.elapsed().as_secs_f64();
@@ -974,7 +987,7 @@ impl Scorer {
             0.0
         };
         let pooled = Report::pool_frames(&self.frames);
-        Report {
+        let report = Report {
             model: self.config.model.name().to_owned(),
             width: self.geometry.width,
             height: self.geometry.height,
@@ -984,6 +997,27 @@ impl Scorer {
             frames: self.frames,
             pooled,
             shots: self.shots,
-        }
+        };
+        (report, teardown)
+    }
+}
+
+/// What [`Scorer::finish`] does with the GPU state.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AtEnd {
+    TearDown,
+    Leave,
+    Defer,
+}
+
+/// The GPU state of a finished [`Scorer`] (see [`Scorer::finish_deferred`]): released, every
+/// allocation of it, when this is dropped. Empty for a scorer that ran on the CPU.
+#[must_use = "dropping it tears the GPU state down at once"]
+pub struct GpuTeardown(Option<Box<dyn GpuPipeline>>);
+
+impl GpuTeardown {
+    /// Whether there is GPU state to release.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
     }
 }

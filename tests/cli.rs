@@ -8,8 +8,16 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn vmafcuda(args: &[&str]) -> Output {
+    vmafcuda_env(args, &[])
+}
+
+/// The binary with `env` set, in its own process (never handed to a service a developer may
+/// have running: tests/service.rs covers that).
+fn vmafcuda_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vmafcuda"))
         .args(args)
+        .env("VMAFCUDA_SERVICE", "off")
+        .envs(env.iter().copied())
         .output()
         .expect("run vmafcuda")
 }
@@ -637,6 +645,7 @@ fn progress_bar_only_on_a_terminal_and_not_with_quiet() {
                 &format!("{bin} score --backend cpu {extra}"),
                 "/dev/null",
             ])
+            .env("VMAFCUDA_SERVICE", "off")
             .output()
     };
     let Ok(o) = run("") else {
@@ -876,11 +885,10 @@ fn tmp_s(name: &str) -> String {
 }
 
 fn load_demo(name: &str, backend: &str, env: &[(&str, &str)]) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_vmafcuda"))
-        .args(["score", "--backend", backend, "-q", "-o", &tmp_s(name)])
-        .envs(env.iter().copied())
-        .output()
-        .expect("run vmafcuda");
+    let o = vmafcuda_env(
+        &["score", "--backend", backend, "-q", "-o", &tmp_s(name)],
+        env,
+    );
     assert!(o.status.success(), "{backend}: {}", stderr(&o));
     load(&tmp(name))
 }

@@ -20,7 +20,13 @@ Examples:
   vmafcuda score -r ref.y4m -d dist.y4m --format csv -o vmaf.csv --backend cpu
   vmafcuda bench --size 1920x1080 --frames 48
 
-Exit codes: 0 ok, 1 bad input, 2 bad command line, 3 cannot write the output.";
+  vmafcuda serve &                                   # keep the GPU initialised: later
+                                                     # `vmafcuda score` runs start at once
+
+Environment: VMAFCUDA_SERVICE=PATH|off (which service `score` hands its run to; default: the
+default socket, if a service listens there), VMAFCUDA_TIMING=1 (where a run's time goes).
+
+Exit codes: 0 ok, 1 bad input, 2 bad command line, 3 cannot write the output, 130 interrupted.";
 
 #[derive(Parser)]
 #[command(
@@ -40,6 +46,21 @@ pub enum Command {
     Score(ScoreArgs),
     /// Measure scoring speed on synthetic frames.
     Bench(BenchArgs),
+    /// Stay resident with the GPU initialised and score the runs `vmafcuda score` hands over
+    /// (it saves each run the CUDA driver's start-up, ~0.2 s). Stop with Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Socket to listen on (default: $XDG_RUNTIME_DIR/vmafcuda.sock, else
+    /// /tmp/vmafcuda-UID.sock; `vmafcuda score` finds the default by itself, another path
+    /// through VMAFCUDA_SERVICE=PATH).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// CUDA device kept initialised.
+    #[arg(long, default_value_t = 0)]
+    pub device: i32,
 }
 
 #[derive(clap::Args)]

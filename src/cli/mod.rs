@@ -8,6 +8,7 @@ pub mod ffmpeg_input;
 pub mod input;
 pub mod ladder;
 pub mod progress;
+pub mod service;
 
 /// A failure the CLI reports: a message and an exit code (1 = bad input, 3 = output error).
 pub struct Failure {
