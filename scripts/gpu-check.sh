@@ -199,7 +199,8 @@ PY
     fi
     # The resident service (`vmafcuda serve`): the GPU stays initialised between runs, so a
     # client process pays no CUDA start-up. Five timed client runs (whole process, as above),
-    # then 20 more to see whether the service's GPU memory or RSS grows run after run.
+    # then GPU_CHECK_SERVICE_RUNS more (default 100) to see whether the service's GPU memory
+    # or RSS grows run after run (sampled a moment after a run, once its teardown is done).
     echo "== vmafcuda serve" >>"$log"
     local sock=/tmp/vmafcuda-gpu-check.sock spid
     rm -f "$sock"
@@ -213,7 +214,7 @@ PY
       rss=$(awk '/VmRSS/ {print $2}' "/proc/$spid/status" 2>/dev/null)
       echo "GPU ${gpu:-?} MiB, RSS ${rss:-?} kB"
     }
-    local mem0 mem1
+    local mem0 mems=() n=${GPU_CHECK_SERVICE_RUNS:-100}
     for i in 1 2 3 4 5; do
       local t0 t1 err=$out/cli-run.err
       t0=$(date +%s%N)
@@ -223,13 +224,13 @@ PY
       cat "$err" >>"$log"
       row "$(printf 'CLI 1080p 240 frames y4m, via vmafcuda serve        whole process %6sms | %s' "$(((t1 - t0) / 1000000))" \
         "$(grep -a 'timing:' "$err" | sed 's/vmafcuda: timing: //' | tr '\n' ' ')")"
-      [[ $i == 1 ]] && mem0=$(service_mem)
+      [[ $i == 1 ]] && sleep 0.3 && mem0=$(service_mem)
     done
-    for _ in $(seq 20); do
+    for i in $(seq "$n"); do
       VMAFCUDA_SERVICE=$sock "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend cuda -q >/dev/null 2>>"$log" || true
+      if ((i % 25 == 0)); then sleep 0.3; mems+=("after run $((i + 5)): $(service_mem)"); fi
     done
-    mem1=$(service_mem)
-    row "service memory after run 1: $mem0; after run 25: $mem1"
+    row "service memory after run 1: $mem0; $(IFS=';'; echo "${mems[*]}")"
     if python3 - "$out/cli-cpu.json" "$out/cli-service.json" <<'PY'; then
 import json, sys
 cpu, svc = (json.load(open(p)) for p in sys.argv[1:])

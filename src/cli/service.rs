@@ -25,7 +25,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{fail, Failure};
@@ -394,9 +393,9 @@ pub fn cancelled() -> bool {
 }
 
 /// A thread that watches a client's connection while its run goes on and sets [`CANCELLED`]
-/// when the client hangs up.
+/// when the client hangs up. Dropping it wakes the thread (through `wake`) and joins it.
 struct Watch {
-    done: Arc<AtomicBool>,
+    wake: UnixStream,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -404,27 +403,41 @@ impl Watch {
     fn start(conn: &UnixStream) -> std::io::Result<Watch> {
         CANCELLED.store(false, Ordering::SeqCst);
         let conn = conn.try_clone()?;
-        let done = Arc::new(AtomicBool::new(false));
-        let flag = done.clone();
+        let (wake, woken) = UnixStream::pair()?;
         let thread = std::thread::Builder::new()
             .name("vmafcuda-serve-watch".into())
             .spawn(move || {
-                while !flag.load(Ordering::SeqCst) {
-                    let mut p = libc::pollfd {
+                let mut p = [
+                    libc::pollfd {
                         fd: conn.as_raw_fd(),
                         events: libc::POLLRDHUP,
                         revents: 0,
-                    };
-                    // SAFETY: one valid pollfd; the fd stays open while `conn` lives.
-                    let r = unsafe { libc::poll(&mut p, 1, 50) };
-                    if r > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
-                        CANCELLED.store(true, Ordering::SeqCst);
-                        return;
+                    },
+                    libc::pollfd {
+                        fd: woken.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    },
+                ];
+                loop {
+                    // SAFETY: two valid pollfds; both fds stay open while this thread owns
+                    // `conn` and `woken`.
+                    let r = unsafe { libc::poll(p.as_mut_ptr(), 2, -1) };
+                    if r < 0
+                        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                    {
+                        continue;
                     }
+                    if r > 0
+                        && p[0].revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+                    {
+                        CANCELLED.store(true, Ordering::SeqCst);
+                    }
+                    return;
                 }
             })?;
         Ok(Watch {
-            done,
+            wake,
             thread: Some(thread),
         })
     }
@@ -432,7 +445,8 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
+        // Wakes the thread: the run is over.
+        let _ = (&self.wake).write_all(b"x");
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -547,6 +561,11 @@ pub fn serve(socket: &Path, ready: &str, runner: &mut dyn Runner) -> Result<(), 
         // SAFETY: on_signal only calls async-signal-safe functions.
         unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
     }
+    // Frames and staging buffers (megabytes each) get their own mappings, returned to the
+    // system when freed: glibc's default raises that threshold once such a block is freed and
+    // then serves the next ones from the heap, where freed runs leave fragments behind.
+    // SAFETY: mallopt only changes the allocator's policy for later allocations.
+    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20) };
     let identity = build_identity();
     let home = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     println!("vmafcuda: serving on {} ({ready})", socket.display());
@@ -638,6 +657,10 @@ fn serve_one(
     let _ = conn.write_all(&[b'X', code]);
     drop(conn);
     drop(teardown);
+    // A run's frames and buffers are freed by now: give the memory back to the system, so an
+    // idle service stays small (and its RSS says whether anything is kept from run to run).
+    // SAFETY: malloc_trim only releases free heap memory; nothing of ours is invalidated.
+    unsafe { libc::malloc_trim(0) };
     Ok(())
 }
 
