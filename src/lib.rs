@@ -30,6 +30,10 @@
 //! for that device takes them; [`discard_prepared_cuda`] drops them if none did), and
 //! [`scorer::Scorer::finish_before_exit`] leaves the GPU state to the driver when the process
 //! is about to exit. The `vmafcuda` CLI uses both; the element and the C library use neither.
+//! Its resident service (`vmafcuda serve`) keeps one reference to the primary context for the
+//! service's life (so each run's set-up finds the driver and the context up) and ends each run
+//! with [`scorer::Scorer::finish_deferred`]: the run's whole GPU state is torn down as usual,
+//! only after the client has its answer.
 //!
 //! # When the GPU fails
 //!

@@ -53,6 +53,11 @@ impl Service {
 
     /// Stops it (SIGTERM) and returns its log.
     fn stop(mut self) -> String {
+        // Running until now: the service only ends when told to.
+        assert!(
+            matches!(self.child.try_wait(), Ok(None)),
+            "the service died"
+        );
         terminate(&self.child);
         let _ = self.child.wait();
         let mut log = String::new();
@@ -66,15 +71,18 @@ impl Service {
 
 impl Drop for Service {
     fn drop(&mut self) {
-        terminate(&self.child);
-        let _ = self.child.wait();
+        // Not yet reaped (so its pid is still its own).
+        if let Ok(None) = self.child.try_wait() {
+            terminate(&self.child);
+            let _ = self.child.wait();
+        }
     }
 }
 
 fn terminate(child: &Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
+    // SAFETY: kill(2) with SIGTERM and the pid of a child the callers have not reaped yet (so
+    // it is not reused).
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
 }
 
 /// `vmafcuda score` with `VMAFCUDA_SERVICE=service` (a path, or `off`), in `cwd`.
