@@ -1,8 +1,8 @@
 //! Loading and initialising the driver, probing devices, and the panic boundary.
 //!
 //! cudarc loads `libcuda` lazily and panics when it (or one of its symbols) is missing, so every
-//! public entry point of the CUDA layer runs inside [`guarded`], and nothing touches the driver
-//! before [`init`] has seen the library present.
+//! public entry point of the CUDA layer runs inside `guarded`, and nothing touches the driver
+//! before `init` has seen the library present.
 
 use std::any::Any;
 use std::ffi::{c_char, c_int, CStr};

@@ -1,6 +1,6 @@
 //! libvmaf's integer VIF on the GPU for one luma pair: the four scales' integer accumulators
 //! from `kernels/vif.cu`, then the CPU engine's own conversion
-//! ([`features::vif::scores_from_sums`]), so the doubles are identical to
+//! ([`crate::features::vif::scores_from_sums`]), so the doubles are identical to
 //! [`VifExtractor::extract`](crate::features::vif::VifExtractor::extract)'s.
 //!
 //! Per frame: one fused kernel per scale (moments, statistic, block sums added atomically into
