@@ -35,6 +35,10 @@ fn main() -> ExitCode {
                     Remote::Done(code) => return ExitCode::from(code),
                     Remote::Local(Some(why)) => eprintln!("vmafcuda: warning: {why}"),
                     Remote::Local(None) => {}
+                    Remote::Busy if !args.quiet => eprintln!(
+                        "vmafcuda: the vmafcuda service is busy with another run: scoring in this process"
+                    ),
+                    Remote::Busy => {}
                 }
             }
             init_threads(args.threads);

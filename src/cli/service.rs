@@ -8,14 +8,16 @@
 //! 1. the client sends one byte, `R`, carrying its stdout and stderr as `SCM_RIGHTS`, then the
 //!    request: a `u32` length and that many bytes (magic, protocol, build identity, working
 //!    directory, arguments, the few environment variables that change a run's output);
-//! 2. the service answers `A` (accepted) or `V` + a `u32` length + a message (another build: the
-//!    client scores in its own process);
+//! 2. the service answers `A` (accepted), `B` (busy with another run: the client scores in its
+//!    own process, beside it) or `V` + a `u32` length + a message (another build: the client
+//!    scores in its own process);
 //! 3. the run writes straight to the client's stdout and stderr (progress bar included), in the
 //!    client's working directory, then the service sends `X` + the exit code.
 //!
 //! A client that goes away (Ctrl-C) cancels its run; the service stays up. Runs are served one
 //! at a time, each with its own scorer, torn down after the answer (so a run's GPU memory is
-//! freed while its client already exits).
+//! freed while its client already exits); clients arriving during a run are sent back to score
+//! in their own processes, so parallel jobs run in parallel as they would without a service.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -25,6 +27,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{fail, Failure};
@@ -295,6 +298,8 @@ pub enum Remote {
     /// It could not be handed over (nothing listens, another build, ...): run it here.
     /// `Some(why)` when the user should hear about it.
     Local(Option<String>),
+    /// The service is scoring another run: run this one here, beside it.
+    Busy,
 }
 
 /// Hands this process's `vmafcuda score` run (`args`, as given) to the service at `socket`.
@@ -343,6 +348,11 @@ pub fn run_remote(socket: &Path, explicit: bool, args: Vec<OsString>) -> Remote 
         s.write_all(&body)
     });
     if let Err(e) = sent {
+        // A busy service answers before it reads the request, and may have closed already.
+        let mut answer = [0u8];
+        if s.read_exact(&mut answer).is_ok() && answer[0] == b'B' {
+            return Remote::Busy;
+        }
         return local(format!(
             "cannot reach the vmafcuda service on {} ({e}); scoring in this process",
             socket.display()
@@ -351,6 +361,7 @@ pub fn run_remote(socket: &Path, explicit: bool, args: Vec<OsString>) -> Remote 
     let mut answer = [0u8];
     match s.read_exact(&mut answer) {
         Ok(()) if answer[0] == b'A' => {}
+        Ok(()) if answer[0] == b'B' => return Remote::Busy,
         Ok(()) if answer[0] == b'V' => {
             let why = read_u32(&mut s)
                 .ok()
@@ -575,13 +586,41 @@ pub fn serve(socket: &Path, ready: &str, runner: &mut dyn Runner) -> Result<(), 
         socket.display()
     );
     let _ = std::io::stdout().flush();
+    // Connections are taken on a thread of their own; runs are done here, one at a time (a run
+    // owns the process's stdout, stderr and working directory). A client arriving while a run
+    // is in progress is told so at once and scores in its own process, so jobs started side by
+    // side are never queued behind each other (one more may wait while the last run's GPU
+    // state is torn down, which takes tens of milliseconds).
+    let busy = Arc::new(AtomicBool::new(false));
+    let (queue, runs) = std::sync::mpsc::sync_channel::<UnixStream>(1);
+    let flag = busy.clone();
+    std::thread::Builder::new()
+        .name("vmafcuda-serve-accept".into())
+        .spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                if flag.load(Ordering::SeqCst) {
+                    let _ = conn.write_all(b"B");
+                    continue;
+                }
+                match queue.try_send(conn) {
+                    Ok(()) => {}
+                    Err(std::sync::mpsc::TrySendError::Full(mut conn)) => {
+                        let _ = conn.write_all(b"B");
+                    }
+                    Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
+                }
+            }
+        })
+        .map_err(|e| fail(1, format!("cannot start the service: {e}")))?;
     let mut served = 0u64;
-    for conn in listener.incoming() {
-        let Ok(conn) = conn else { continue };
+    for conn in runs {
         served += 1;
-        if let Err(e) = serve_one(conn, &identity, served, runner) {
+        busy.store(true, Ordering::SeqCst);
+        if let Err(e) = serve_one(conn, &identity, served, &busy, runner) {
             eprintln!("vmafcuda: run {served}: {e}");
         }
+        busy.store(false, Ordering::SeqCst);
         let _ = std::env::set_current_dir(&home);
     }
     Ok(())
@@ -592,6 +631,7 @@ fn serve_one(
     mut conn: UnixStream,
     identity: &str,
     n: u64,
+    busy: &AtomicBool,
     runner: &mut dyn Runner,
 ) -> Result<(), String> {
     let t = Instant::now();
@@ -653,7 +693,9 @@ fn serve_one(
         "vmafcuda: run {n}: {summary} -> exit {code} in {:.1} ms",
         t.elapsed().as_secs_f64() * 1e3
     );
-    // The client exits on this; the GPU state of its run is released after.
+    // The client exits on this; the GPU state of its run is released after, while the next
+    // client may already be queued (it waits for the teardown rather than being turned away).
+    busy.store(false, Ordering::SeqCst);
     let _ = conn.write_all(&[b'X', code]);
     drop(conn);
     drop(teardown);
