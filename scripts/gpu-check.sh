@@ -241,6 +241,34 @@ PY
     else
       row "CLI via the service: output DIFFERS from the CPU run (or not cuda)"
     fi
+    # Four clients at once: one is served, the others are sent back and score in their own
+    # processes beside it; all four outputs must equal the CPU run.
+    local pids=() rcs=() t0 t1
+    t0=$(date +%s%N)
+    for k in 1 2 3 4; do
+      VMAFCUDA_SERVICE=$sock "$bin.vmafcuda" score -r "$clip-ref.y4m" -d "$clip-dist.y4m" --backend cuda \
+        -o "$out/cli-par-$k.json" >/dev/null 2>"$out/cli-par-$k.err" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do
+      local prc=0
+      wait "$p" || prc=$?
+      rcs+=("$prc")
+    done
+    t1=$(date +%s%N)
+    local sent_back
+    sent_back=$(cat "$out"/cli-par-*.err | grep -c "busy with another run" || true)
+    if python3 - "$out/cli-cpu.json" "$out"/cli-par-*.json <<'PY'; then
+import json, sys
+cpu, *par = (json.load(open(p)) for p in sys.argv[1:])
+key = lambda r: ([f["metrics"] for f in r["frames"]], r["pooled_metrics"])
+sys.exit(0 if len(par) == 4 and all(key(r) == key(cpu) and r["backend"] == "cuda" for r in par) else 1)
+PY
+      row "four clients at once with the service: rc=${rcs[*]}, $sent_back sent back to score beside it, all four identical to the CPU, $(((t1 - t0) / 1000000)) ms for all"
+    else
+      row "four clients at once with the service: rc=${rcs[*]}, $sent_back sent back, outputs DIFFER from the CPU or missing"
+    fi
+    rm -f "$out"/cli-par-*
     kill -TERM "$spid" 2>/dev/null || true
     wait "$spid" 2>/dev/null || true
     row "service log: $(grep -c -- '-> exit 0 in' "$out/serve.log") runs exit 0, $(grep -c -- '-> exit' "$out/serve.log") runs in all; socket removed: $([[ -e $sock ]] && echo no || echo yes)"
