@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use common::{load_output as load, stderr};
+
 fn vmafcuda(args: &[&str]) -> Output {
     vmafcuda_env(args, &[])
 }
@@ -20,10 +22,6 @@ fn vmafcuda_env(args: &[&str], env: &[(&str, &str)]) -> Output {
         .envs(env.iter().copied())
         .output()
         .expect("run vmafcuda")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -403,10 +401,6 @@ fn read_y4m(path: &Path) -> Vec<vmafcuda::frame::Picture> {
         .collect()
 }
 
-fn load(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("output")).expect("json")
-}
-
 /// Everything but the timing (`fps`) must be identical, to the last bit of every double.
 fn assert_same_scores(a: &Value, b: &Value, what: &str) {
     let (fa, fb) = (
@@ -639,27 +633,19 @@ fn progress_bar_only_on_a_terminal_and_not_with_quiet() {
     // and nothing with --quiet.
     let bin = env!("CARGO_BIN_EXE_vmafcuda");
     let run = |extra: &str| {
-        Command::new("script")
-            .args([
-                "-qec",
-                &format!("{bin} score --backend cpu {extra}"),
-                "/dev/null",
-            ])
-            .env("VMAFCUDA_SERVICE", "off")
-            .output()
+        common::on_terminal(
+            &format!("{bin} score --backend cpu {extra}"),
+            "off".as_ref(),
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+        )
     };
-    let Ok(o) = run("") else {
+    let Some((ok, all)) = run("") else {
         eprintln!("script(1) not available: terminal half skipped");
         return;
     };
-    let all = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{all}");
-    assert!(
-        all.contains("/48 frames") && all.contains(" fps  ETA "),
-        "{all}"
-    );
-    let o = run("--quiet").expect("script");
-    let all = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(ok, "{all}");
+    assert!(common::shows_progress_bar(&all), "{all}");
+    let (_, all) = run("--quiet").expect("script");
     assert!(!all.contains("ETA"), "{all}");
 }
 

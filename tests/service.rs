@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use common::{load_output as load, stderr};
+
 const BIN: &str = env!("CARGO_BIN_EXE_vmafcuda");
 
 /// A temp directory of this test's own.
@@ -97,14 +99,6 @@ fn score(service: &str, cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Outp
         .expect("run vmafcuda score")
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn load(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).expect("output")).expect("JSON")
-}
-
 /// Frames and pools of two reports, without the run's fps.
 fn scores(v: &Value) -> (Value, Value, Value) {
     (
@@ -112,6 +106,18 @@ fn scores(v: &Value) -> (Value, Value, Value) {
         v["pooled_metrics"].clone(),
         v["shots"].clone(),
     )
+}
+
+/// A client of `socket` scoring the built-in clip on the CPU (seconds) into `out`, in `d`.
+fn long_client(d: &Path, socket: &Path, out: &str) -> Child {
+    Command::new(BIN)
+        .args(["score", "--backend", "cpu", "-q", "-o", out])
+        .current_dir(d)
+        .env("VMAFCUDA_SERVICE", socket)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start a client")
 }
 
 const PAIR: &str = "s_multishot_576x324__x264_crf30";
@@ -237,14 +243,7 @@ fn a_client_that_goes_away_cancels_its_run_and_the_service_goes_on() {
     let socket = d.join("s.sock");
     let service = Service::start(&socket);
     // The built-in clip on the CPU takes seconds: stop the client early.
-    let mut client = Command::new(BIN)
-        .args(["score", "--backend", "cpu", "-q", "-o", "never.json"])
-        .current_dir(&d)
-        .env("VMAFCUDA_SERVICE", &socket)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut client = long_client(&d, &socket, "never.json");
     std::thread::sleep(Duration::from_millis(700));
     terminate(&client);
     let _ = client.wait();
@@ -359,21 +358,16 @@ fn the_progress_bar_draws_on_the_clients_terminal() {
     let socket = d.join("s.sock");
     let service = Service::start(&socket);
     // script(1) gives the client a pseudo-terminal; the service draws on it.
-    let o = Command::new("script")
-        .args(["-qec", &format!("{BIN} score --backend cpu"), "/dev/null"])
-        .env("VMAFCUDA_SERVICE", &socket)
-        .current_dir(&d)
-        .output();
-    let Ok(o) = o else {
+    let Some((ok, all)) = common::on_terminal(
+        &format!("{BIN} score --backend cpu"),
+        socket.as_os_str(),
+        &d,
+    ) else {
         eprintln!("script(1) not available: skipped");
         return;
     };
-    let all = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{all}");
-    assert!(
-        all.contains("/48 frames") && all.contains(" fps  ETA "),
-        "{all}"
-    );
+    assert!(ok, "{all}");
+    assert!(common::shows_progress_bar(&all), "{all}");
     assert!(service.stop().contains("-> exit 0 in"));
 }
 
@@ -383,14 +377,7 @@ fn a_client_arriving_during_a_run_scores_beside_it_in_its_own_process() {
     let socket = d.join("s.sock");
     let service = Service::start(&socket);
     // A run of several seconds (the built-in clip on the CPU) holds the service.
-    let mut long = Command::new(BIN)
-        .args(["score", "--backend", "cpu", "-q", "-o", "long.json"])
-        .current_dir(&d)
-        .env("VMAFCUDA_SERVICE", &socket)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut long = long_client(&d, &socket, "long.json");
     std::thread::sleep(Duration::from_millis(500));
     let o = score(
         socket.to_str().unwrap(),

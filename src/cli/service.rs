@@ -196,6 +196,25 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A control buffer with room for `fds` descriptors, as `u64`s (aligned for `cmsghdr`).
+fn control_buffer(fds: usize) -> Vec<u64> {
+    let payload = (fds * std::mem::size_of::<RawFd>()) as u32;
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(payload) } as usize;
+    vec![0u64; space.div_ceil(8)]
+}
+
+/// A message header over one one-byte `iov` and `control`.
+fn message(iov: &mut libc::iovec, control: &mut [u64]) -> libc::msghdr {
+    // SAFETY: all-zero is a valid msghdr.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(control) as _;
+    msg
+}
+
 /// Sends one byte with `fds` attached.
 fn send_with_fds(s: &UnixStream, byte: u8, fds: &[RawFd]) -> std::io::Result<()> {
     let data = [byte];
@@ -204,18 +223,10 @@ fn send_with_fds(s: &UnixStream, byte: u8, fds: &[RawFd]) -> std::io::Result<()>
         iov_len: 1,
     };
     let payload = std::mem::size_of_val(fds) as u32;
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(payload) } as usize;
-    let mut control = vec![0u64; space.div_ceil(8)];
-    // SAFETY: all-zero is a valid msghdr; the pointers set below point at live buffers of the
-    // given lengths.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
-    // SAFETY: msg_control holds CMSG_SPACE(payload) bytes, room for one header and `fds`;
-    // CMSG_FIRSTHDR/CMSG_DATA stay inside it.
+    let mut control = control_buffer(fds.len());
+    let msg = message(&mut iov, &mut control);
+    // SAFETY: msg_control holds at least CMSG_SPACE(payload) bytes, room for one header and
+    // `fds`; CMSG_FIRSTHDR/CMSG_DATA stay inside it.
     unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
@@ -227,7 +238,8 @@ fn send_with_fds(s: &UnixStream, byte: u8, fds: &[RawFd]) -> std::io::Result<()>
             payload as usize,
         );
     }
-    // SAFETY: `msg` describes live buffers (see above); the socket fd is owned by `s`.
+    // SAFETY: `msg` points at `iov`, `data` and `control`, all alive here; the socket fd is
+    // owned by `s`.
     let n = unsafe { libc::sendmsg(s.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
     if n == 1 {
         Ok(())
@@ -243,18 +255,10 @@ fn recv_with_fds(s: &UnixStream, max: usize) -> std::io::Result<(u8, Vec<OwnedFd
         iov_base: data.as_mut_ptr().cast(),
         iov_len: 1,
     };
-    let payload = (max * std::mem::size_of::<RawFd>()) as u32;
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(payload) } as usize;
-    let mut control = vec![0u64; space.div_ceil(8)];
-    // SAFETY: all-zero is a valid msghdr; the pointers set below point at live buffers.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
-    // SAFETY: `msg` describes live, writable buffers; MSG_CMSG_CLOEXEC keeps the fds from
-    // leaking into children.
+    let mut control = control_buffer(max);
+    let mut msg = message(&mut iov, &mut control);
+    // SAFETY: `msg` points at `iov`, `data` and `control`, alive and writable here;
+    // MSG_CMSG_CLOEXEC keeps the fds from leaking into children.
     let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
     if n < 0 {
         return Err(std::io::Error::last_os_error());

@@ -75,3 +75,35 @@ pub fn load_json(rel: &str) -> serde_json::Value {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
 }
+
+/// A JSON file written by a run (an output of ours), parsed.
+pub fn load_output(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A finished process's stderr, as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `command` (a shell line) on a pseudo-terminal (script(1)) with `VMAFCUDA_SERVICE` set
+/// to `service`, in `dir`; `None` where script(1) is missing. Returns the success and what the
+/// terminal showed (stdout and stderr together).
+pub fn on_terminal(command: &str, service: &std::ffi::OsStr, dir: &Path) -> Option<(bool, String)> {
+    let o = std::process::Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .env("VMAFCUDA_SERVICE", service)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    Some((
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    ))
+}
+
+/// What the progress bar draws (on a terminal, without --quiet) for the built-in clip.
+pub fn shows_progress_bar(terminal: &str) -> bool {
+    terminal.contains("/48 frames") && terminal.contains(" fps  ETA ")
+}
