@@ -50,11 +50,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) if GPU_STATE_LEFT.load(std::sync::atomic::Ordering::SeqCst) => exit_at_once(),
         Ok(()) => ExitCode::SUCCESS,
-        Err(f) => {
-            eprintln!("vmafcuda: error: {}", f.message);
-            ExitCode::from(f.code)
-        }
+        Err(f) => ExitCode::from(report_failure(f)),
     }
+}
+
+/// Says what went wrong on stderr and returns the exit code.
+fn report_failure(f: Failure) -> u8 {
+    eprintln!("vmafcuda: error: {}", f.message);
+    f.code
 }
 
 /// Set once a scorer left its GPU state to the driver ([`Scorer::finish_before_exit`]).
@@ -432,7 +435,8 @@ fn score_prepared(
         if r.scorer.backend() == BackendKind::Cuda {
             setup_steps = r.scorer.setup_timing();
         }
-        // The process ends after this: leave the GPU state to the driver rather than tear it
+        // In the service the GPU state is released once the client has its answer. Otherwise
+        // the process ends after this: leave the GPU state to the driver rather than tear it
         // down allocation by allocation (tens of milliseconds at 1080p).
         let report = if run.in_service {
             let (report, teardown) = r.scorer.finish_deferred();
@@ -533,10 +537,7 @@ impl service::Runner for ServiceRunner {
             Ok(()) => 0,
             // Nobody is left to read it.
             Err(f) if service::cancelled() => f.code,
-            Err(f) => {
-                eprintln!("vmafcuda: error: {}", f.message);
-                f.code
-            }
+            Err(f) => report_failure(f),
         };
         (code, run.teardown)
     }
@@ -703,25 +704,23 @@ impl PhaseClock {
     }
 
     fn report(&self, setup_steps: &[(&'static str, std::time::Duration)]) {
-        {
-            let ms = |i: usize| self.spent[i].as_secs_f64() * 1e3;
+        let ms = |i: usize| self.spent[i].as_secs_f64() * 1e3;
+        eprintln!(
+            "vmafcuda: timing: setup {:.1} ms, waiting for input {:.1} ms, scoring {:.1} ms, finish {:.1} ms",
+            ms(0),
+            ms(1),
+            ms(2),
+            ms(3)
+        );
+        if !setup_steps.is_empty() {
+            let steps: Vec<String> = setup_steps
+                .iter()
+                .map(|(what, d)| format!("{what} {:.1} ms", d.as_secs_f64() * 1e3))
+                .collect();
             eprintln!(
-                "vmafcuda: timing: setup {:.1} ms, waiting for input {:.1} ms, scoring {:.1} ms, finish {:.1} ms",
-                ms(0),
-                ms(1),
-                ms(2),
-                ms(3)
+                "vmafcuda: timing: CUDA set-up (from process start, on the set-up thread): {}",
+                steps.join(", ")
             );
-            if !setup_steps.is_empty() {
-                let steps: Vec<String> = setup_steps
-                    .iter()
-                    .map(|(what, d)| format!("{what} {:.1} ms", d.as_secs_f64() * 1e3))
-                    .collect();
-                eprintln!(
-                    "vmafcuda: timing: CUDA set-up (from process start, on the set-up thread): {}",
-                    steps.join(", ")
-                );
-            }
         }
     }
 }

@@ -1014,10 +1014,3 @@ enum AtEnd {
 /// allocation of it, when this is dropped. Empty for a scorer that ran on the CPU.
 #[must_use = "dropping it tears the GPU state down at once"]
 pub struct GpuTeardown(Option<Box<dyn GpuPipeline>>);
-
-impl GpuTeardown {
-    /// Whether there is GPU state to release.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_none()
-    }
-}

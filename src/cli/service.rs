@@ -351,22 +351,20 @@ pub fn run_remote(socket: &Path, explicit: bool, args: Vec<OsString>) -> Remote 
         s.write_all(&(body.len() as u32).to_le_bytes())?;
         s.write_all(&body)
     });
-    if let Err(e) = sent {
-        // A busy service answers before it reads the request, and may have closed already.
-        let mut answer = [0u8];
-        if s.read_exact(&mut answer).is_ok() && answer[0] == b'B' {
-            return Remote::Busy;
-        }
-        return local(format!(
-            "cannot reach the vmafcuda service on {} ({e}); scoring in this process",
-            socket.display()
-        ));
-    }
+    // Read even when sending failed: a busy service answers before it reads the request, and
+    // may have closed already.
     let mut answer = [0u8];
-    match s.read_exact(&mut answer) {
-        Ok(()) if answer[0] == b'A' => {}
-        Ok(()) if answer[0] == b'B' => return Remote::Busy,
-        Ok(()) if answer[0] == b'V' => {
+    let answer = s.read_exact(&mut answer).map(|()| answer[0]);
+    match (sent, answer) {
+        (_, Ok(b'B')) => return Remote::Busy,
+        (Err(e), _) => {
+            return local(format!(
+                "cannot reach the vmafcuda service on {} ({e}); scoring in this process",
+                socket.display()
+            ))
+        }
+        (Ok(()), Ok(b'A')) => {}
+        (Ok(()), Ok(b'V')) => {
             let why = read_u32(&mut s)
                 .ok()
                 .filter(|&n| n as usize <= MAX_REQUEST)
@@ -602,12 +600,14 @@ pub fn serve(socket: &Path, ready: &str, runner: &mut dyn Runner) -> Result<(), 
         .name("vmafcuda-serve-accept".into())
         .spawn(move || {
             for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                if flag.load(Ordering::SeqCst) {
-                    let _ = conn.write_all(b"B");
-                    continue;
-                }
-                match queue.try_send(conn) {
+                let Ok(conn) = conn else { continue };
+                // Busy: a run in progress, or one already waiting for the teardown to end.
+                let queued = if flag.load(Ordering::SeqCst) {
+                    Err(std::sync::mpsc::TrySendError::Full(conn))
+                } else {
+                    queue.try_send(conn)
+                };
+                match queued {
                     Ok(()) => {}
                     Err(std::sync::mpsc::TrySendError::Full(mut conn)) => {
                         let _ = conn.write_all(b"B");
@@ -687,7 +687,8 @@ fn serve_one(
         let _redirect = Redirect::to(&fds).map_err(|e| e.to_string())?;
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(&request)));
         run.unwrap_or_else(|_| {
-            eprintln!("vmafcuda: error: internal error in the service (see its log)");
+            // The panic's own message went to the same stderr, just above.
+            eprintln!("vmafcuda: error: internal error in the service");
             (101, Vec::new())
         })
     };
