@@ -23,7 +23,7 @@ bin=${GPU_CHECK_BIN:-.gpu/bin}
 
 build() {
   local manifest=${GPU_CHECK_MANIFEST:-Cargo.toml}
-  local args=(--release --no-run --message-format=json --manifest-path "$manifest" --lib)
+  local args=(--release --no-run --message-format=json --manifest-path "$manifest" -p vmafcuda --lib)
   for t in $tests; do args+=(--test "$t"); done
   rm -rf "$bin" && mkdir -p "$bin"
   cargo test "${args[@]}" >"$bin.build.json"

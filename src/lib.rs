@@ -48,7 +48,6 @@
 //! the caller ([`Error::ReplayOnHost`]). [`scorer::Scorer::fallback_reason`] says what failed;
 //! `backend()` is then `Cpu`. With forced CUDA, failures stay errors.
 
-pub mod bench;
 pub mod cuda;
 pub mod emulated_gpu;
 pub mod error;
@@ -57,19 +56,13 @@ pub mod fallback;
 pub mod features;
 pub mod frame;
 pub(crate) mod gpu_pipeline;
-pub mod html;
 pub mod model;
-pub mod plot;
 pub mod pool;
-pub mod prefetch;
 pub mod report;
-pub mod scale;
 pub mod scorer;
 pub mod session;
 pub mod shots;
 pub mod synth;
-pub mod timing;
-pub mod worst;
 pub mod y4m;
 
 pub use error::{Error, Result};

@@ -115,7 +115,7 @@ impl Y4mReader<BufReader<File>> {
 
 /// Little-endian 16-bit samples from `bytes` into `plane` (emptied first); the first sample
 /// above `bpc` bits, if any, comes back as the error.
-pub(crate) fn samples_u16(bytes: &[u8], bpc: u32, plane: &mut Vec<u16>) -> Result<(), u16> {
+pub fn samples_u16(bytes: &[u8], bpc: u32, plane: &mut Vec<u16>) -> Result<(), u16> {
     plane.clear();
     plane.extend(
         bytes

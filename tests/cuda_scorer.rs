@@ -1208,19 +1208,30 @@ fn real_out_of_memory_means_the_cpu_for_auto_and_a_clear_error_when_forced() {
     common::gpu::assert_no_live_resources("after the out-of-memory test");
 }
 
-/// `vmafcuda bench`'s stage table: every stage of the CUDA path measured (a positive, finite
+/// The stage timings behind `vmafcuda bench`'s stage table: every stage of the CUDA path measured (a positive, finite
 /// time), at both sample sizes, and nothing left alive in the CUDA layer afterwards.
 #[test]
 fn stage_timing_measures_every_stage_and_releases_everything() {
     let Some(_gpu) = gpu() else { return };
     for bpc in [8, 10] {
-        let spec = vmafcuda::bench::BenchSpec {
+        let clip = vmafcuda::synth::SynthClip {
             width: 576,
             height: 324,
             bpc,
             frames: 24,
+            cut: 24,
         };
-        let t = vmafcuda::bench::cuda_stages(&spec, 24, 2).expect("stage timing");
+        let pairs: Vec<_> = (0..8).map(|t| clip.pair(t)).collect();
+        let lumas: Vec<_> = pairs
+            .iter()
+            .map(|(r, d)| (r.luma.view(), d.luma.view()))
+            .collect();
+        let plan = Model::builtin("vmaf_v0.6.1")
+            .expect("model")
+            .feature_plan(576, 324, bpc, false);
+        let ctx = cuda::Context::primary(0).expect("context");
+        let t = cuda::time_stages(&ctx, &plan, &lumas, 24, 2).expect("stage timing");
+        drop(ctx);
         let stages = [
             ("staging", t.staging),
             ("upload", t.upload),

@@ -569,7 +569,7 @@ impl GpuFeatures {
         // The side stream starts after whatever the main stream has queued for this frame (the
         // host staging upload, a session reset).
         self.staged[slot].record(&self.stream)?;
-        self.side.wait_event(&self.staged[slot])?;
+        self.staged[slot].wait_in(&self.side)?;
         for adm in &mut self.adm {
             // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
             // contract); the feature's slot is free (claim_slot).
@@ -632,7 +632,7 @@ impl GpuFeatures {
             }?;
         }
         self.side_done[slot].record(&self.side)?;
-        self.stream.wait_event(&self.side_done[slot])?;
+        self.side_done[slot].wait_in(&self.stream)?;
         self.done[slot].record(&self.stream)?;
         self.in_flight.push_back(InFlight {
             slot,

@@ -67,6 +67,19 @@ impl Event {
         })
     }
 
+    /// Makes later work on `stream` (any stream of the same context) wait until this event
+    /// completes.
+    pub fn wait_in(&self, stream: &Stream) -> CudaResult<()> {
+        guarded("Event::wait_in", || {
+            let _bound = stream.context().bind()?;
+            // SAFETY: live stream and event; flags must be 0.
+            check(
+                unsafe { sys::cuStreamWaitEvent(stream.raw(), self.raw, 0) },
+                || "cuStreamWaitEvent".into(),
+            )
+        })
+    }
+
     /// Waits until the work before the last record has finished.
     pub fn synchronize(&self) -> CudaResult<()> {
         guarded("Event::synchronize", || {

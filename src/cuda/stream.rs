@@ -8,7 +8,6 @@ use super::context::Context;
 use super::counters;
 use super::driver::{guarded, release};
 use super::error::{check, CudaResult};
-use super::event::Event;
 
 /// A non-blocking stream in a [`Context`]. Dropping it waits for its pending work, then
 /// destroys it.
@@ -57,18 +56,6 @@ impl Stream {
             check(unsafe { sys::cuStreamSynchronize(self.raw) }, || {
                 "cuStreamSynchronize".into()
             })
-        })
-    }
-
-    /// Makes later work on this stream wait for `event` (recorded on any stream).
-    pub fn wait_event(&self, event: &Event) -> CudaResult<()> {
-        guarded("Stream::wait_event", || {
-            let _bound = self.ctx.bind()?;
-            // SAFETY: live stream and event; flags must be 0.
-            check(
-                unsafe { sys::cuStreamWaitEvent(self.raw, event.raw(), 0) },
-                || "cuStreamWaitEvent".into(),
-            )
         })
     }
 }

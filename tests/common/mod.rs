@@ -1,19 +1,30 @@
 //! Shared test helpers: locating the libvmaf reference corpus and decompressing its clips.
 #![allow(dead_code)]
 
-pub mod browser;
 pub mod gpu;
 pub mod report;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
 
+/// The workspace's root folder (these helpers serve the engine's tests and, through a
+/// `#[path]` module, the CLI crate's): the nearest folder above the test's crate that holds
+/// `Cargo.lock`.
+pub fn workspace_dir() -> PathBuf {
+    let krate = Path::new(env!("CARGO_MANIFEST_DIR"));
+    krate
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").exists())
+        .unwrap_or(krate)
+        .to_path_buf()
+}
+
 /// `../shared/corpus` beside the repository, or `$VMAFCUDA_CORPUS`.
 pub fn corpus_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("VMAFCUDA_CORPUS") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+    workspace_dir().join("../shared/corpus")
 }
 
 /// Whether the corpus is present (tests that need it fail loudly when it is not: CI has it).
@@ -31,7 +42,7 @@ pub fn require_corpus() -> PathBuf {
 /// path of the plain y4m. Safe to call from parallel tests: writes go through a temp file + rename.
 pub fn y4m(rel: &str) -> PathBuf {
     let src = require_corpus().join(rel);
-    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/corpus-cache");
+    let cache = workspace_dir().join("target/corpus-cache");
     std::fs::create_dir_all(&cache).expect("create corpus cache");
     let name = Path::new(rel)
         .file_name()
@@ -85,25 +96,4 @@ pub fn load_output(path: &Path) -> serde_json::Value {
 /// A finished process's stderr, as text.
 pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs `command` (a shell line) on a pseudo-terminal (script(1)) with `VMAFCUDA_SERVICE` set
-/// to `service`, in `dir`; `None` where script(1) is missing. Returns the success and what the
-/// terminal showed (stdout and stderr together).
-pub fn on_terminal(command: &str, service: &std::ffi::OsStr, dir: &Path) -> Option<(bool, String)> {
-    let o = std::process::Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .env("VMAFCUDA_SERVICE", service)
-        .current_dir(dir)
-        .output()
-        .ok()?;
-    Some((
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-    ))
-}
-
-/// What the progress bar draws (on a terminal, without --quiet) for the built-in clip.
-pub fn shows_progress_bar(terminal: &str) -> bool {
-    terminal.contains("/48 frames") && terminal.contains(" fps  ETA ")
 }

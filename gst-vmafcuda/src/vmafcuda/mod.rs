@@ -75,7 +75,7 @@
 //! parses them.
 //!
 //! # Report
-//! `report-filename`: a self-contained HTML report ([`vmafcuda::html`]: chart with shot bands,
+//! `report-filename`: a self-contained HTML report ([`vmafcuda_html`]: chart with shot bands,
 //! worst frames, pooled tables) written at EOS, timed by buffer PTS (else caps `framerate`).
 
 use gst::glib;

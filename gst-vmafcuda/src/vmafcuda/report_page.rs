@@ -1,10 +1,10 @@
-//! `report-filename`: the engine's HTML report ([`vmafcuda::html`]) written at EOS, with the
+//! `report-filename`: the CLI's HTML report ([`vmafcuda_html`]) written at EOS, with the
 //! element's view of the inputs (negotiated caps) and its timestamps (buffer PTS, else the caps
 //! frame rate).
 
-use vmafcuda::html::{self, InputFacts};
 use vmafcuda::report::Report;
-use vmafcuda::timing::Timing;
+use vmafcuda_html::timing::Timing;
+use vmafcuda_html::{self as html, InputFacts};
 
 /// What the element knows about the run besides the scores.
 pub(super) struct PageInputs {

@@ -5,25 +5,23 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-mod cli;
-
-use cli::args::{
-    backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs, ServeArgs,
-};
-use cli::input::{warn_stream_differences, VideoReader};
-use cli::ladder::{output_paths, Rendition, Source};
-use cli::progress::ProgressBar;
-use cli::service::{self, Remote};
-use cli::{fail, Failure};
-use vmafcuda::bench::{self, BenchSpec};
-use vmafcuda::html;
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
-use vmafcuda::scale::BicubicScaler;
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::synth::SynthClip;
-use vmafcuda::timing::Timing;
 use vmafcuda::{Error, Geometry, GpuTeardown, Scorer, ScorerConfig};
+use vmafcuda_cli::args::{
+    backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs, ServeArgs,
+};
+use vmafcuda_cli::bench::{self, BenchSpec};
+use vmafcuda_cli::failure::{fail, Failure};
+use vmafcuda_cli::input::{warn_stream_differences, VideoReader};
+use vmafcuda_cli::ladder::{output_paths, Rendition, Source};
+use vmafcuda_cli::progress::ProgressBar;
+use vmafcuda_cli::scale::BicubicScaler;
+use vmafcuda_cli::service::{self, Remote};
+use vmafcuda_html as html;
+use vmafcuda_html::timing::Timing;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -482,7 +480,7 @@ fn score_prepared(
     Ok(())
 }
 
-/// `vmafcuda serve`: the resident service (see [`cli::service`]).
+/// `vmafcuda serve`: the resident service (see [`vmafcuda_cli::service`]).
 fn serve(args: ServeArgs) -> Result<(), Failure> {
     let socket = args.socket.unwrap_or_else(service::default_socket);
     // Keep the device's primary context for the service's life: each run's set-up then finds

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 use vmafcuda::scorer::BackendRequest;
 
-use super::{fail, Failure};
+use crate::failure::{fail, Failure};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -8,7 +8,7 @@
 //! left out: it measures the reference's temporal change, not a distortion, and it is 0 on
 //! every shot's first frame by definition.
 
-use crate::report::{FrameResult, Report};
+use vmafcuda::report::{FrameResult, Report};
 
 /// Shots shorter than this use the whole clip's median (a median of two frames says little).
 pub const MIN_SHOT_FOR_MEDIAN: usize = 3;
@@ -168,7 +168,7 @@ fn largest_drop(frame: &FrameResult, medians: &[(String, f64)]) -> Option<Featur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::ShotResult;
+    use vmafcuda::report::ShotResult;
 
     fn frame(index: usize, vif0: f64, adm2: f64, motion: f64, vmaf: f64) -> FrameResult {
         FrameResult {

@@ -17,7 +17,7 @@ const SHOT_STARTS: [usize; 4] = [0, 14, 36, 46];
 const FRAMES: usize = 64;
 
 fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-tests");
+    let dir = common::workspace_dir().join("target/report-tests");
     std::fs::create_dir_all(&dir).expect("output dir");
     dir
 }

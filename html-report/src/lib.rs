@@ -8,13 +8,21 @@
 //! complete; the script only adds the read-out under the pointer. It records script errors on
 //! `<html data-errors>` and sets `<body data-ready="1">` when it has run, so tests in a headless
 //! browser can tell that it loaded cleanly.
+//!
+//! The engine (`vmafcuda`) makes the [`Report`] data; this crate only renders it, for the CLI
+//! (`--report`, `--plot`) and the GStreamer element (`report-filename`).
+
+pub mod plot;
+pub mod timing;
+pub mod worst;
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use vmafcuda::pool::PooledStats;
+use vmafcuda::report::Report;
+
 use crate::plot::{escape, Chart};
-use crate::pool::PooledStats;
-use crate::report::Report;
 use crate::timing::{format_seconds, trim_number, Timing};
 use crate::worst::{worst_frames, WorstFrame};
 
@@ -43,7 +51,7 @@ impl InputFacts {
             distorted: distorted.into(),
             timing: Timing::Unknown,
             device: String::new(),
-            version: crate::VERSION_STRING.into(),
+            version: vmafcuda::VERSION_STRING.into(),
             extra: Vec::new(),
         }
     }
@@ -53,7 +61,7 @@ impl InputFacts {
 /// `cuda` (asks the driver; never fails, falls back to the ordinal), the thread count for `cpu`.
 pub fn describe_device(backend: &str, cuda_device: i32) -> String {
     if backend == "cuda" {
-        let found = crate::cuda::probe().ok().and_then(|info| {
+        let found = vmafcuda::cuda::probe().ok().and_then(|info| {
             let d = info
                 .devices
                 .into_iter()
@@ -579,7 +587,7 @@ fn embedded_data(out: &mut String, reports: &[Report], plotted: &[usize], timing
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{FrameResult, ShotResult};
+    use vmafcuda::report::{FrameResult, ShotResult};
 
     fn report(model: &str, n: usize, offset: f64) -> Report {
         let frames: Vec<FrameResult> = (0..n)

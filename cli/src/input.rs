@@ -1,65 +1,23 @@
 //! Video files the CLI reads: y4m natively (exact, always built in), anything else through
 //! FFmpeg when the binary is built with the `ffmpeg` feature.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use vmafcuda::frame::{ChromaFormat, Picture};
-use vmafcuda::prefetch::{Prefetched, ReadOptions};
+use vmafcuda::frame::Picture;
 use vmafcuda::Error;
 
-use super::{fail, Failure};
-
-/// A frame rate as a fraction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rate {
-    pub num: u32,
-    pub den: u32,
-}
-
-impl Rate {
-    fn value(self) -> f64 {
-        self.num as f64 / self.den.max(1) as f64
-    }
-
-    /// Equal as numbers (30/1 and 60/2 are the same rate).
-    pub fn same_as(self, other: Rate) -> bool {
-        self.num as u64 * other.den as u64 == other.num as u64 * self.den as u64
-    }
-}
-
-impl fmt::Display for Rate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.den == 1 {
-            write!(f, "{} fps", self.num)
-        } else {
-            write!(f, "{}/{} fps ({:.3})", self.num, self.den, self.value())
-        }
-    }
-}
-
-/// What is known about a stream before decoding it.
-#[derive(Clone, Debug)]
-pub struct StreamInfo {
-    pub width: usize,
-    pub height: usize,
-    pub bpc: u32,
-    pub format: ChromaFormat,
-    pub rate: Option<Rate>,
-    /// Number of frames, if the container says (y4m: from the file size).
-    pub frames: Option<usize>,
-    /// How the file is read, for messages: `y4m`, or FFmpeg's codec and pixel format.
-    pub how: String,
-}
+use crate::failure::{fail, Failure};
+use crate::prefetch::{Prefetched, ReadOptions};
+use crate::stream_info::{Rate, StreamInfo};
 
 /// One input video, decoded frame by frame.
 pub enum VideoReader {
-    /// Read ahead on threads of its own (`vmafcuda::prefetch`).
+    /// Read ahead on threads of its own (`crate::prefetch`).
     Y4m(Box<Prefetched>),
     #[cfg(feature = "ffmpeg")]
-    Ffmpeg(Box<super::ffmpeg_input::FfmpegReader>),
+    Ffmpeg(Box<crate::ffmpeg_input::FfmpegReader>),
 }
 
 fn is_y4m(path: &Path) -> Result<bool, Failure> {
@@ -104,7 +62,7 @@ impl VideoReader {
         }
         #[cfg(feature = "ffmpeg")]
         {
-            super::ffmpeg_input::FfmpegReader::open(path).map(|r| VideoReader::Ffmpeg(Box::new(r)))
+            crate::ffmpeg_input::FfmpegReader::open(path).map(|r| VideoReader::Ffmpeg(Box::new(r)))
         }
         #[cfg(not(feature = "ffmpeg"))]
         unreachable!("non-y4m input without FFmpeg is refused above")

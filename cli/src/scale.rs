@@ -26,7 +26,7 @@
 //! also differs between its C and SIMD paths); scores of an upscaled rendition therefore differ
 //! slightly from those of a rendition upscaled by FFmpeg. Same-size pictures are never touched.
 
-use crate::frame::{Picture, PlaneBuf, SampleBuf};
+use vmafcuda::frame::{Picture, PlaneBuf, SampleBuf};
 
 /// Keys' cubic convolution parameter of swscale's default `bicubic` (B = 0, C = 0.6).
 pub const BICUBIC_A: f64 = -0.6;
@@ -241,7 +241,7 @@ mod tests {
                 plane_u8(10, 10, |x, _| x as u8),
                 plane_u8(10, 10, |_, y| y as u8),
             ],
-            format: crate::frame::ChromaFormat::Yuv420,
+            format: vmafcuda::frame::ChromaFormat::Yuv420,
         };
         assert_eq!(BicubicScaler::new(20, 20).scale(&p), p);
         let up = BicubicScaler::new(41, 30).scale(&p);

@@ -1,14 +1,6 @@
-//! Parts of the `vmafcuda` binary that are not the engine.
+//! How the CLI fails: a message for stderr and an exit code.
 
 use vmafcuda::Error;
-
-pub mod args;
-#[cfg(feature = "ffmpeg")]
-pub mod ffmpeg_input;
-pub mod input;
-pub mod ladder;
-pub mod progress;
-pub mod service;
 
 /// A failure the CLI reports: a message and an exit code (1 = bad input, 3 = output error).
 pub struct Failure {

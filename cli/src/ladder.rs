@@ -1,18 +1,19 @@
 //! Scoring one or several distorted renditions against one reference in a single pass over the
 //! reference: each rendition has its own [`Scorer`] (same model, options and backend request),
 //! renditions of another size are resized to the reference size with
-//! [`vmafcuda::scale::BicubicScaler`] first, and every rendition gets its own report.
+//! [`crate::scale::BicubicScaler`] first, and every rendition gets its own report.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::scale::BicubicScaler;
 use vmafcuda::frame::Picture;
-use vmafcuda::scale::BicubicScaler;
 use vmafcuda::synth::SynthClip;
 use vmafcuda::Scorer;
 
-use super::input::{StreamInfo, VideoReader};
-use super::Failure;
+use crate::failure::Failure;
+use crate::input::VideoReader;
+use crate::stream_info::StreamInfo;
 
 /// Where pictures come from: a file, or one side of the built-in synthetic clip.
 pub enum Source {

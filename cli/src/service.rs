@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{fail, Failure};
+use crate::failure::{fail, Failure};
 
 const MAGIC: &[u8; 8] = b"VMAFCSV1";
 /// Largest request accepted (arguments and paths; a run's data never travels on the socket).

@@ -13,8 +13,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::Report;
 use crate::timing::{trim_number, Timing};
+use vmafcuda::report::Report;
 
 /// Curves with more frames than this are decimated (see the module docs).
 pub const DEFAULT_MAX_POINTS: usize = 20_000;
@@ -455,7 +455,7 @@ impl<'a> Chart<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{FrameResult, ShotResult};
+    use vmafcuda::report::{FrameResult, ShotResult};
 
     fn report(n: usize, shots: &[(usize, usize)]) -> Report {
         let frames: Vec<FrameResult> = (0..n)

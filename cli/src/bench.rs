@@ -5,12 +5,12 @@
 
 use std::time::Instant;
 
-use crate::cuda;
-use crate::error::{Error, Result};
-use crate::frame::Picture;
-use crate::model::Model;
-use crate::scorer::{BackendRequest, Geometry, Scorer, ScorerConfig};
-use crate::synth::SynthClip;
+use vmafcuda::cuda;
+use vmafcuda::frame::Picture;
+use vmafcuda::model::Model;
+use vmafcuda::scorer::{BackendRequest, Geometry, Scorer, ScorerConfig};
+use vmafcuda::synth::SynthClip;
+use vmafcuda::{Error, Result};
 
 /// Distinct frame pairs rotated through in a measurement.
 const DISTINCT: usize = 8;
@@ -121,8 +121,8 @@ pub fn cuda_device_fps(spec: &BenchSpec, msb_aligned: bool) -> Result<f64> {
         let up = |p: &Picture| -> cuda::CudaResult<cuda::DevicePlaneBuf> {
             let mut buf = cuda::DevicePlaneBuf::new(&ctx, spec.width, spec.height, bps)?;
             match &p.luma.data {
-                crate::frame::SampleBuf::U8(v) => buf.upload(v, spec.width, &stream)?,
-                crate::frame::SampleBuf::U16(v) => {
+                vmafcuda::frame::SampleBuf::U8(v) => buf.upload(v, spec.width, &stream)?,
+                vmafcuda::frame::SampleBuf::U16(v) => {
                     let stored: Vec<u16> = v.iter().map(|&s| s << shift).collect();
                     buf.upload(&stored, spec.width, &stream)?
                 }

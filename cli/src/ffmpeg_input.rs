@@ -12,8 +12,8 @@ use ffmpeg_next as ff;
 
 use vmafcuda::frame::{ChromaFormat, Picture, PlaneBuf, SampleBuf};
 
-use super::input::{Rate, StreamInfo};
-use super::{fail, Failure};
+use crate::failure::{fail, Failure};
+use crate::stream_info::{Rate, StreamInfo};
 
 /// A video file decoded by FFmpeg, one picture at a time, in decoding (presentation) order.
 pub struct FfmpegReader {

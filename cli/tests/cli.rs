@@ -25,7 +25,7 @@ fn vmafcuda_env(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/cli-tests");
+    let dir = common::workspace_dir().join("target/cli-tests");
     std::fs::create_dir_all(&dir).expect("tmp dir");
     dir.join(name)
 }
@@ -501,7 +501,7 @@ fn ladder_of_576x324_pairs_equals_single_runs_and_libvmaf() {
 
 #[test]
 fn resized_rendition_scores_as_its_upscaled_file_alone() {
-    use vmafcuda::scale::BicubicScaler;
+    use vmafcuda_cli::scale::BicubicScaler;
     let pair = "s_astronaut_576x324__x264_crf28";
     let r = common::pair_reference(pair);
     let d = common::pair_distorted(pair);
@@ -819,7 +819,7 @@ fn bench_cuda_prints_a_stage_table_or_without_a_gpu_a_clear_error() {
             out.contains("stages 64x48 8-bit") && out.contains("of 8 frames"),
             "{out}"
         );
-        for stage in vmafcuda::bench::STAGES {
+        for stage in vmafcuda_cli::bench::STAGES {
             assert!(out.contains(&format!("    {stage} ")), "{out}");
         }
     } else {

@@ -17,8 +17,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::frame::{Picture, PlaneBuf, SampleBuf};
-use crate::y4m::{Y4mError, Y4mHeader, Y4mReader};
+use vmafcuda::frame::{Picture, PlaneBuf, SampleBuf};
+use vmafcuda::y4m::{Y4mError, Y4mHeader, Y4mReader};
 
 /// How [`Prefetched::open`] reads a file.
 #[derive(Clone, Copy, Debug)]
@@ -319,7 +319,7 @@ impl Job {
                     Some(SampleBuf::U16(v)) => v,
                     _ => Vec::new(),
                 };
-                crate::y4m::samples_u16(bytes, h.bpc, &mut plane).map_err(|value| {
+                vmafcuda::y4m::samples_u16(bytes, h.bpc, &mut plane).map_err(|value| {
                     Y4mError::SampleRange {
                         path: self.path.clone(),
                         frame: k,

@@ -17,7 +17,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_vmafcuda");
 
 /// A temp directory of this test's own.
 fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let d = common::workspace_dir()
         .join("target/service-tests")
         .join(name);
     let _ = std::fs::remove_dir_all(&d);
