@@ -10,7 +10,11 @@ use super::super::feeds::{Feeds, Queued};
 use super::super::pairing::{Missing, Step};
 use super::super::picture::HostPicture;
 use super::super::signature::LumaSignature;
-use super::{lock, Messages, OpenGap, PadFormat, State, VmafCuda, CAT, DEFAULT_FRAME_NS};
+use super::caps::PadFormat;
+use super::messages::Messages;
+use super::settings::DEFAULT_FRAME_NS;
+use super::state::{OpenGap, State};
+use super::{lock, VmafCuda, CAT};
 
 impl VmafCuda {
     /// Duration of a frame of this format (from the frame rate; 25 fps when unknown).
