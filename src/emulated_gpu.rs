@@ -22,7 +22,7 @@ use crate::extract::{FeaturePlan, SpatialExtractors};
 use crate::fallback::HostPair;
 use crate::features::motion::MotionExtractor;
 use crate::frame::PictureRef;
-use crate::gpu_pipeline::GpuPipeline;
+use crate::gpu_pipeline::{EngineToken, GpuPipeline};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
@@ -47,6 +47,7 @@ pub(crate) struct EmulatedGpu {
     needs_reset: bool,
     in_flight: VecDeque<GpuFrame>,
     kept: VecDeque<(usize, HostPair)>,
+    _counted: EngineToken,
 }
 
 impl EmulatedGpu {
@@ -60,6 +61,7 @@ impl EmulatedGpu {
             needs_reset: false,
             in_flight: VecDeque::with_capacity(SLOTS),
             kept: VecDeque::with_capacity(KEPT),
+            _counted: EngineToken::new(),
         })
     }
 

@@ -3,6 +3,9 @@
 //! into the CPU path's doubles. The CUDA engine is one; [`crate::emulated_gpu`] (a test hook
 //! that computes on the CPU but fails like a GPU) is the other.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
 use crate::cuda::{self, CudaResult, DevicePicture, GpuFrame};
 use crate::extract::FeaturePlan;
 use crate::fallback::HostPair;
@@ -58,6 +61,261 @@ pub(crate) trait GpuPipeline: Send + Sync {
     /// What setting the pipeline up cost, step by step (for `VMAFCUDA_TIMING`).
     fn setup_timing(&self) -> Vec<(&'static str, std::time::Duration)> {
         Vec::new()
+    }
+
+    /// Waits until nothing is being built in the background (the next shot's engine under a
+    /// full rebuild), so that counts of live resources are steady: for tests and soaks. A
+    /// failed build is kept for the next frame.
+    fn settle(&mut self) {}
+
+    /// The sizes of the host planes it last staged (empty if none), so the engine built for the
+    /// next shot can have its staging made before its first frame.
+    fn staging_shape(&self) -> Vec<cuda::engine::PlaneDims> {
+        Vec::new()
+    }
+}
+
+/// Builds one shot's whole GPU engine in the scorer's context, its host staging sized for
+/// planes of the given sizes. Called on the rebuild thread of [`Rebuilding`].
+pub(crate) type EngineFactory =
+    Box<dyn Fn(&[cuda::engine::PlaneDims]) -> CudaResult<Box<dyn GpuPipeline>> + Send>;
+
+/// How many per-shot GPU engines (real or emulated) were built, and how many are alive now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineCounts {
+    /// Built since the process started (every full rebuild adds one).
+    pub built: usize,
+    /// Alive now (the current shot's, and the next shot's being built or waiting).
+    pub live: usize,
+}
+
+static ENGINES_BUILT: AtomicUsize = AtomicUsize::new(0);
+static ENGINES_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The process-wide [`EngineCounts`]: tests check that a full rebuild really built a new
+/// engine at every boundary and that every engine built was dropped.
+pub fn engine_counts() -> EngineCounts {
+    EngineCounts {
+        built: ENGINES_BUILT.load(Ordering::SeqCst),
+        live: ENGINES_LIVE.load(Ordering::SeqCst),
+    }
+}
+
+/// Counts one engine from its construction to its drop (a field of each engine).
+pub(crate) struct EngineToken(());
+
+impl EngineToken {
+    pub(crate) fn new() -> EngineToken {
+        ENGINES_BUILT.fetch_add(1, Ordering::SeqCst);
+        ENGINES_LIVE.fetch_add(1, Ordering::SeqCst);
+        EngineToken(())
+    }
+}
+
+impl Drop for EngineToken {
+    fn drop(&mut self) {
+        ENGINES_LIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A job for the rebuild thread: drop the engine of the shot that ended (if any), then build
+/// the next one with staging of this shape.
+struct RebuildJob {
+    retire: Option<Box<dyn GpuPipeline>>,
+    shape: Vec<cuda::engine::PlaneDims>,
+}
+
+/// [`crate::scorer::Rebuild::Full`]: every shot gets a GPU engine of its own, built whole and
+/// torn down whole (device memory, streams, events, kernel modules, pinned staging; only the
+/// CUDA context is kept). The next shot's engine is built on a thread of its own while the
+/// current shot runs, and the engine of the shot that ended is torn down there too, so a
+/// boundary only swaps two engines: the pipeline does not wait for the driver.
+///
+/// The first spare is ordered after the first frame of the first shot (its staging takes that
+/// frame's shape); after that, each boundary hands the old engine to the thread, which drops it
+/// and builds the next spare. A failed build reaches the scorer at the next shot's first frame,
+/// as a failure of that frame (fall-back to the CPU with `Auto`, an error otherwise).
+pub(crate) struct Rebuilding {
+    current: Box<dyn GpuPipeline>,
+    /// A shot ended: the next frame goes to a fresh engine.
+    swap_pending: bool,
+    /// A spare is being built, waits in `built` or in `ready`.
+    spare_ordered: bool,
+    /// The spare, or its build's failure, received early by [`GpuPipeline::settle`].
+    ready: Option<CudaResult<Box<dyn GpuPipeline>>>,
+    jobs: Option<mpsc::Sender<RebuildJob>>,
+    /// Behind a mutex only because a pipeline must be `Sync`; just this struct receives.
+    built: std::sync::Mutex<mpsc::Receiver<CudaResult<Box<dyn GpuPipeline>>>>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Rebuilding {
+    /// Wraps the first shot's engine (built by the caller, so a GPU that cannot be used shows
+    /// up at set-up) and starts the rebuild thread.
+    pub(crate) fn new(
+        first: Box<dyn GpuPipeline>,
+        factory: EngineFactory,
+    ) -> CudaResult<Rebuilding> {
+        let (jobs, job_rx) = mpsc::channel::<RebuildJob>();
+        let (built_tx, built) = mpsc::sync_channel(1);
+        let worker = std::thread::Builder::new()
+            .name("vmafcuda-rebuild".into())
+            .spawn(move || {
+                for job in job_rx {
+                    drop(job.retire);
+                    let engine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        factory(&job.shape)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(cuda::CudaError::InvalidArgument(
+                            "building the next shot's engine panicked".into(),
+                        ))
+                    });
+                    if built_tx.send(engine).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| {
+                cuda::CudaError::InvalidArgument(format!("cannot start the rebuild thread: {e}"))
+            })?;
+        Ok(Rebuilding {
+            current: first,
+            swap_pending: false,
+            spare_ordered: false,
+            ready: None,
+            jobs: Some(jobs),
+            built: std::sync::Mutex::new(built),
+            worker: Some(worker),
+        })
+    }
+
+    fn order(&mut self, retire: Option<Box<dyn GpuPipeline>>, shape: Vec<cuda::engine::PlaneDims>) {
+        let job = RebuildJob { retire, shape };
+        // The thread only ends when `jobs` is dropped (in drop), so the send cannot fail;
+        // if it did, the receive below says so.
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(job);
+        }
+        self.spare_ordered = true;
+    }
+
+    /// The spare: the one `settle` received, or the one ordered (ordered now if it was not).
+    fn take_spare(&mut self) -> CudaResult<Box<dyn GpuPipeline>> {
+        if let Some(spare) = self.ready.take() {
+            self.spare_ordered = false;
+            return spare;
+        }
+        if !self.spare_ordered {
+            self.order(None, self.current.staging_shape());
+        }
+        self.spare_ordered = false;
+        let stopped = || cuda::CudaError::InvalidArgument("the rebuild thread stopped".into());
+        self.built
+            .get_mut()
+            .map_err(|_| stopped())?
+            .recv()
+            .map_err(|_| stopped())?
+    }
+
+    /// The engine for the next frame: after a boundary, the spare takes the current one's place
+    /// and the old one goes to the rebuild thread.
+    fn engine(&mut self) -> CudaResult<&mut dyn GpuPipeline> {
+        if self.swap_pending {
+            let spare = self.take_spare()?;
+            let old = std::mem::replace(&mut self.current, spare);
+            self.swap_pending = false;
+            let shape = old.staging_shape();
+            self.order(Some(old), shape);
+        }
+        Ok(self.current.as_mut())
+    }
+
+    /// After a frame went in: the first one orders the first spare.
+    fn submitted(&mut self, r: CudaResult<Vec<GpuFrame>>) -> CudaResult<Vec<GpuFrame>> {
+        if r.is_ok() && !self.spare_ordered {
+            self.order(None, self.current.staging_shape());
+        }
+        r
+    }
+}
+
+impl Drop for Rebuilding {
+    fn drop(&mut self) {
+        // Closing the job queue ends the thread once it has finished what it holds; joining it
+        // means every engine it held is gone when the scorer is, and the spare waiting in
+        // `built` goes with this struct.
+        self.jobs = None;
+        if let Ok(built) = self.built.get_mut() {
+            while built.try_recv().is_ok() {}
+        }
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl GpuPipeline for Rebuilding {
+    fn submit_host(
+        &mut self,
+        reference: &PictureRef,
+        distorted: &PictureRef,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        let r = self.engine()?.submit_host(reference, distorted, tag);
+        self.submitted(r)
+    }
+
+    unsafe fn submit_device(
+        &mut self,
+        reference: &DevicePicture,
+        distorted: &DevicePicture,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        // SAFETY: forwarded from this function's contract.
+        let r = unsafe { self.engine()?.submit_device(reference, distorted, tag) };
+        self.submitted(r)
+    }
+
+    fn submit_unkept(
+        &mut self,
+        reference: &PictureRef,
+        distorted: &PictureRef,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        let r = self.engine()?.submit_unkept(reference, distorted, tag);
+        self.submitted(r)
+    }
+
+    fn drain(&mut self) -> CudaResult<Vec<GpuFrame>> {
+        self.current.drain()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.current.in_flight()
+    }
+
+    fn new_session(&mut self) {
+        self.swap_pending = true;
+    }
+
+    fn host_copy(&self, tag: usize) -> Option<HostPair> {
+        self.current.host_copy(tag)
+    }
+
+    fn setup_timing(&self) -> SetupSteps {
+        self.current.setup_timing()
+    }
+
+    fn settle(&mut self) {
+        if self.spare_ordered && self.ready.is_none() {
+            self.ready = Some(self.take_spare());
+            self.spare_ordered = true;
+        }
+    }
+
+    fn staging_shape(&self) -> Vec<cuda::engine::PlaneDims> {
+        self.current.staging_shape()
     }
 }
 
@@ -141,6 +399,7 @@ pub(crate) struct CudaEngine {
     plan: FeaturePlan,
     /// What the set-up cost, step by step.
     setup: SetupSteps,
+    _counted: EngineToken,
 }
 
 impl CudaEngine {
@@ -201,7 +460,42 @@ impl CudaEngine {
             kernels,
             plan: plan.clone(),
             setup,
+            _counted: EngineToken::new(),
         })
+    }
+
+    /// One shot's engine built from nothing in `ctx` (kernel modules, feature state, host
+    /// staging sized for planes of `shape`): what [`Rebuilding`] builds at every boundary.
+    pub(crate) fn for_shot(
+        ctx: &cuda::Context,
+        plan: &FeaturePlan,
+        shape: &[cuda::engine::PlaneDims],
+    ) -> CudaResult<CudaEngine> {
+        let t = std::time::Instant::now();
+        let kernels = cuda::GpuKernels::load(ctx)?;
+        let loaded = t.elapsed();
+        let features = cuda::GpuFeatures::new(&kernels, plan)?;
+        let staging = cuda::HostStaging::with_shape(ctx, shape)?;
+        Ok(CudaEngine {
+            features: Some(features),
+            needs_reset: false,
+            staging,
+            kernels,
+            plan: plan.clone(),
+            setup: vec![
+                ("kernel modules", loaded),
+                (
+                    "feature state and staging (device and pinned memory)",
+                    t.elapsed() - loaded,
+                ),
+            ],
+            _counted: EngineToken::new(),
+        })
+    }
+
+    /// The context the engine works in (kept by every engine built for the scorer).
+    pub(crate) fn context(&self) -> &cuda::Context {
+        self.kernels.context()
     }
 
     /// The GPU features of the current shot, built on first use after an error, reset after a
@@ -270,5 +564,9 @@ impl GpuPipeline for CudaEngine {
 
     fn setup_timing(&self) -> SetupSteps {
         self.setup.clone()
+    }
+
+    fn staging_shape(&self) -> Vec<cuda::engine::PlaneDims> {
+        self.staging.shape()
     }
 }

@@ -66,8 +66,8 @@ pub mod synth;
 pub mod y4m;
 
 pub use error::{Error, Result};
-pub use gpu_pipeline::{discard_prepared_cuda, prepare_cuda};
-pub use scorer::{Geometry, GpuTeardown, Scorer, ScorerConfig};
+pub use gpu_pipeline::{discard_prepared_cuda, engine_counts, prepare_cuda, EngineCounts};
+pub use scorer::{Geometry, GpuTeardown, Rebuild, Scorer, ScorerConfig};
 
 /// Version string written into outputs.
 pub const VERSION_STRING: &str = concat!(

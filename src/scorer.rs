@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::cuda::engine::PlaneDims;
 use crate::cuda::{self, CudaResult, GpuFrame};
 use crate::emulated_gpu::{self, EmulatedGpu};
 use crate::error::{Error, Result};
 use crate::extract::{FeaturePlan, SpatialExtractors, SpatialFeatures};
 use crate::fallback::HostPair;
 use crate::frame::{PictureRef, Plane};
-use crate::gpu_pipeline::{CudaEngine, GpuPipeline};
+use crate::gpu_pipeline::{CudaEngine, EngineFactory, GpuPipeline, Rebuilding};
 use crate::model::{Model, PredictOptions};
 use crate::report::{FrameResult, Report, ShotResult};
 use crate::session::{FrameFeatures, Session};
@@ -41,6 +42,40 @@ pub struct ScorerConfig {
     /// on the CPU (as `Auto` always does) instead of returning the error. See
     /// [`crate::fallback`].
     pub cpu_fallback: bool,
+    /// What a shot boundary does to the backend's state: a full rebuild (default) or an
+    /// in-place reset. Scores are the same either way.
+    pub rebuild: Rebuild,
+}
+
+/// What happens to a scorer's backend state at a shot boundary. Either way the next shot
+/// scores exactly as a fresh libvmaf run on it; the difference is what is made anew.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rebuild {
+    /// Tear the whole per-shot engine down and build a new one: on the GPU its device memory,
+    /// streams, events, kernel modules and pinned staging (only the CUDA context survives),
+    /// built ahead on a thread while the shot before runs; on the CPU the worker scratch.
+    #[default]
+    Full,
+    /// Keep the engine and reset its session state in place (a queued memset on the GPU).
+    Reset,
+}
+
+impl Rebuild {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rebuild::Full => "full",
+            Rebuild::Reset => "reset",
+        }
+    }
+
+    /// `full` or `reset`.
+    pub fn parse(text: &str) -> Option<Rebuild> {
+        match text {
+            "full" => Some(Rebuild::Full),
+            "reset" => Some(Rebuild::Reset),
+            _ => None,
+        }
+    }
 }
 
 impl ScorerConfig {
@@ -53,6 +88,7 @@ impl ScorerConfig {
             keep_frames: true,
             keep_shots: true,
             cpu_fallback: false,
+            rebuild: Rebuild::Full,
         }
     }
 }
@@ -231,11 +267,32 @@ impl Scorer {
             matches!(request, BackendRequest::Auto) || scorer.config.cpu_fallback;
         let emulate = emulated_gpu::is_enabled();
         let plan = scorer.plan.clone();
+        let full = scorer.config.rebuild == Rebuild::Full;
         let build = |ctx: Option<cuda::Context>, device: i32| -> CudaResult<Box<dyn GpuPipeline>> {
-            if emulate && ctx.is_none() {
-                return Ok(Box::new(EmulatedGpu::new(&plan)?));
+            let (first, factory): (Box<dyn GpuPipeline>, EngineFactory) =
+                if emulate && ctx.is_none() {
+                    let plan = plan.clone();
+                    (
+                        Box::new(EmulatedGpu::new(&plan)?),
+                        Box::new(move |_: &[PlaneDims]| {
+                            Ok(Box::new(EmulatedGpu::new(&plan)?) as Box<dyn GpuPipeline>)
+                        }),
+                    )
+                } else {
+                    let first = CudaEngine::new(ctx, device, &plan)?;
+                    let (ctx, plan) = (first.context().clone(), plan.clone());
+                    (
+                        Box::new(first),
+                        Box::new(move |shape: &[PlaneDims]| {
+                            Ok(Box::new(CudaEngine::for_shot(&ctx, &plan, shape)?)
+                                as Box<dyn GpuPipeline>)
+                        }),
+                    )
+                };
+            if !full {
+                return Ok(first);
             }
-            Ok(Box::new(CudaEngine::new(ctx, device, &plan)?))
+            Ok(Box::new(Rebuilding::new(first, factory)?))
         };
         let engine = match request {
             BackendRequest::Cpu => None,
@@ -285,6 +342,17 @@ impl Scorer {
         match &self.engine {
             Engine::Gpu(g) => g.setup_timing(),
             Engine::Cpu => Vec::new(),
+        }
+    }
+
+    /// Waits until the next shot's engine, built in the background under
+    /// [`Rebuild::Full`], is ready, so that counts of live resources
+    /// ([`crate::cuda::live_resources`], [`crate::engine_counts`]) are steady. Only tests and
+    /// soaks need it; a build failure is kept for the next frame, where it is handled as the
+    /// failure of that frame would be.
+    pub fn settle_rebuild(&mut self) {
+        if let Engine::Gpu(gpu) = &mut self.engine {
+            gpu.settle();
         }
     }
 
@@ -422,6 +490,15 @@ impl Scorer {
             }
         }
         Ok(())
+    }
+
+    /// Drops the CPU's worker scratch (the extractor sets) and makes it anew, as a full rebuild
+    /// does at a shot boundary: spare sets are made again as frames need them.
+    fn rebuild_cpu_scratch(&mut self) {
+        self.extractors = Mutex::new(Vec::new());
+        if self.sequential.is_some() {
+            self.sequential = Some(SpatialExtractors::new(&self.plan));
+        }
     }
 
     fn with_extractors<T>(&self, f: impl FnOnce(&mut SpatialExtractors) -> T) -> T {
@@ -856,13 +933,19 @@ impl Scorer {
             frames: Vec::new(),
         };
         let old = std::mem::replace(&mut self.shot, fresh);
-        // The next shot starts a fresh libvmaf session: on the GPU the feature state is reset
-        // (in place, before the next frame), on the CPU the sequential extractor's.
+        // The next shot starts a fresh libvmaf session: on the GPU a new engine (`Full`, swapped
+        // in before the next frame) or the feature state reset in place (`Reset`); on the CPU
+        // new worker scratch (`Full`) or the sequential extractor's reset.
         if let Engine::Gpu(gpu) = &mut self.engine {
             gpu.new_session();
         }
-        if let Some(ex) = &mut self.sequential {
-            ex.new_session();
+        match self.config.rebuild {
+            Rebuild::Full => self.rebuild_cpu_scratch(),
+            Rebuild::Reset => {
+                if let Some(ex) = &mut self.sequential {
+                    ex.new_session();
+                }
+            }
         }
         // finish_frame records into the current shot, which is already the fresh one: move the
         // flushed frames back to the shot they belong to.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use vmafcuda::model::Model;
 use vmafcuda::report::Report;
 use vmafcuda::y4m::Y4mReader;
-use vmafcuda::{Geometry, Scorer, ScorerConfig};
+use vmafcuda::{Geometry, Rebuild, Scorer, ScorerConfig};
 
 const TOL: f64 = 1e-9;
 /// The six features of the v0.6.1 models (suffixed `_egl_1` for neg) and the score: must exist.
@@ -30,12 +30,26 @@ fn score(
     skip: usize,
     count: usize,
 ) -> Report {
+    let range = (skip, count);
+    score_with(Rebuild::Full, reference, distorted, model, shots, range)
+}
+
+/// As [`score`], with the given shot-boundary mode; `(skip, count)`: the frames scored.
+fn score_with(
+    rebuild: Rebuild,
+    reference: &std::path::Path,
+    distorted: &std::path::Path,
+    model: &str,
+    shots: Vec<usize>,
+    (skip, count): (usize, usize),
+) -> Report {
     let mut r = Y4mReader::open(reference).expect("open reference");
     let mut d = Y4mReader::open(distorted).expect("open distorted");
     let h = r.header().clone();
     let config = ScorerConfig {
         psnr: true,
         shot_starts: shots,
+        rebuild,
         ..ScorerConfig::new(Model::builtin(model).expect("builtin model"))
     };
     let mut scorer = Scorer::new(
@@ -189,7 +203,8 @@ fn every_manifest_pair_has_a_test() {
     }
 }
 
-/// Each shot scored as a fresh session inside one run equals a fresh libvmaf run on that shot.
+/// Each shot scored as a fresh session inside one run equals a fresh libvmaf run on that shot,
+/// with a full rebuild at each boundary (the default) and with an in-place reset.
 #[test]
 fn multishot_shots_equal_fresh_per_shot_runs() {
     let pair = "s_multishot_576x324__x264_crf30";
@@ -202,8 +217,13 @@ fn multishot_shots_equal_fresh_per_shot_runs() {
         .collect();
     let reference = common::pair_reference(pair);
     let distorted = common::pair_distorted(pair);
-    for model in ["vmaf_v0.6.1", "vmaf_4k_v0.6.1", "vmaf_v0.6.1neg"] {
-        let whole = score(&reference, &distorted, model, starts.clone(), 0, usize::MAX);
+    let models = ["vmaf_v0.6.1", "vmaf_4k_v0.6.1", "vmaf_v0.6.1neg"];
+    for (model, rebuild) in models
+        .into_iter()
+        .flat_map(|m| [(m, Rebuild::Full), (m, Rebuild::Reset)])
+    {
+        let all = (0, usize::MAX);
+        let whole = score_with(rebuild, &reference, &distorted, model, starts.clone(), all);
         assert_eq!(whole.shots.len(), starts.len(), "{model}: shot count");
         for (k, shot) in whole.shots.iter().enumerate() {
             let expected = common::load_json(&format!("vmaf/{pair}.shot{k}.{model}.full.json"));

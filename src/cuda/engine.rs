@@ -176,8 +176,10 @@ pub const KEPT: usize = SLOTS + 2;
 const STAGE_PAIR_PARALLEL_BYTES: usize = 1 << 20;
 
 /// Pinned staging for host frames (a ring of [`KEPT`] sets: reference and distorted, luma and,
-/// for PSNR, chroma) and the device planes they are uploaded to (one set per slot). Kept per
-/// scorer, not per shot: pinned allocations take milliseconds, and a shot rebuild must not.
+/// for PSNR, chroma) and the device planes they are uploaded to (one set per slot). Pinned
+/// allocations take milliseconds: a shot engine built ahead of its shot
+/// ([`crate::scorer::Rebuild::Full`]) gets its staging sized up front ([`HostStaging::with_shape`],
+/// the shape of the shot before), so its first frame allocates nothing.
 pub struct HostStaging {
     pinned: [Vec<PinnedBuffer>; KEPT],
     /// The frame each pinned set holds, once staged completely.
@@ -187,16 +189,23 @@ pub struct HostStaging {
     ctx: Context,
 }
 
-/// Which frame a pinned set holds, and its planes' (width, height, bpc) in staging order:
-/// reference luma, distorted luma, then (with chroma) reference cb, cr, distorted cb, cr.
+/// A host plane's width, height and bit depth.
+pub type PlaneDims = (usize, usize, u32);
+
+/// Which frame a pinned set holds, and its planes' sizes in staging order: reference luma,
+/// distorted luma, then (with chroma) reference cb, cr, distorted cb, cr.
 #[derive(Clone)]
 struct Held {
     tag: usize,
-    planes: Vec<(usize, usize, u32)>,
+    planes: Vec<PlaneDims>,
+}
+
+fn dims_bytes((width, height, bpc): PlaneDims) -> usize {
+    width * height * if bpc == 8 { 1 } else { 2 }
 }
 
 fn plane_bytes(p: &Plane) -> usize {
-    p.width * p.height * if p.bpc == 8 { 1 } else { 2 }
+    dims_bytes((p.width, p.height, p.bpc))
 }
 
 impl HostStaging {
@@ -211,35 +220,61 @@ impl HostStaging {
         }
     }
 
-    fn ensure_pinned(&mut self, set: usize, planes: &[&Plane]) -> CudaResult<()> {
-        let sized = self.pinned[set].len() == planes.len()
+    /// Staging with every buffer made for frames whose planes (in staging order) have these
+    /// sizes ([`HostStaging::shape`] of a previous staging); empty `shape`: as [`HostStaging::new`].
+    pub fn with_shape(ctx: &Context, shape: &[PlaneDims]) -> CudaResult<HostStaging> {
+        let mut staging = HostStaging::new(ctx);
+        if shape.is_empty() {
+            return Ok(staging);
+        }
+        for set in 0..KEPT {
+            staging.ensure_pinned(set, shape)?;
+        }
+        for slot in 0..SLOTS {
+            staging.ensure_planes(slot, shape)?;
+        }
+        Ok(staging)
+    }
+
+    /// The sizes of the planes of the last frame staged, in staging order (empty before the
+    /// first host frame).
+    pub fn shape(&self) -> Vec<PlaneDims> {
+        let last = (self.next_set + KEPT - 1) % KEPT;
+        self.held[last]
+            .as_ref()
+            .map(|h| h.planes.clone())
+            .unwrap_or_default()
+    }
+
+    fn ensure_pinned(&mut self, set: usize, dims: &[PlaneDims]) -> CudaResult<()> {
+        let sized = self.pinned[set].len() == dims.len()
             && self.pinned[set]
                 .iter()
-                .zip(planes)
-                .all(|(b, p)| b.len() == plane_bytes(p));
+                .zip(dims)
+                .all(|(b, &d)| b.len() == dims_bytes(d));
         if sized {
             return Ok(());
         }
         self.pinned[set].clear();
-        for p in planes {
-            self.pinned[set].push(PinnedBuffer::new(&self.ctx, plane_bytes(p))?);
+        for &d in dims {
+            self.pinned[set].push(PinnedBuffer::new(&self.ctx, dims_bytes(d))?);
         }
         Ok(())
     }
 
-    fn ensure_planes(&mut self, slot: usize, planes: &[&Plane]) -> CudaResult<()> {
-        let fits = self.planes[slot].len() == planes.len()
+    fn ensure_planes(&mut self, slot: usize, dims: &[PlaneDims]) -> CudaResult<()> {
+        let fits = self.planes[slot].len() == dims.len()
             && self.planes[slot]
                 .iter()
-                .zip(planes)
-                .all(|(d, p)| (d.plane().width, d.plane().height) == (p.width, p.height));
+                .zip(dims)
+                .all(|(d, &(w, h, _))| (d.plane().width, d.plane().height) == (w, h));
         if fits {
             return Ok(());
         }
         self.planes[slot].clear();
-        for p in planes {
-            let bps = if p.bpc == 8 { 1 } else { 2 };
-            self.planes[slot].push(DevicePlaneBuf::new(&self.ctx, p.width, p.height, bps)?);
+        for &(w, h, bpc) in dims {
+            let bps = if bpc == 8 { 1 } else { 2 };
+            self.planes[slot].push(DevicePlaneBuf::new(&self.ctx, w, h, bps)?);
         }
         Ok(())
     }
@@ -438,16 +473,14 @@ impl GpuFeatures {
         let set = staging.next_set;
         staging.next_set = (set + 1) % KEPT;
         staging.held[set] = None;
-        staging.ensure_pinned(set, &host_planes)?;
-        staging.ensure_planes(slot, &host_planes)?;
+        let dims: Vec<PlaneDims> = host_planes
+            .iter()
+            .map(|p| (p.width, p.height, p.bpc))
+            .collect();
+        staging.ensure_pinned(set, &dims)?;
+        staging.ensure_planes(slot, &dims)?;
         stage_planes(&mut staging.pinned[set], &host_planes)?;
-        staging.held[set] = Some(Held {
-            tag,
-            planes: host_planes
-                .iter()
-                .map(|p| (p.width, p.height, p.bpc))
-                .collect(),
-        });
+        staging.held[set] = Some(Held { tag, planes: dims });
         for (i, p) in host_planes.iter().enumerate() {
             let bps = staging.planes[slot][i].plane().bytes_per_sample;
             // SAFETY: the pinned set was last uploaded from KEPT host frames ago, and the slot's
