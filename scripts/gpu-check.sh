@@ -279,8 +279,16 @@ PY
   if has bench && [[ -x $bin.vmafcuda && -z ${GPU_CHECK_NO_BENCH:-} ]]; then
     echo "== bench" >>"$log"
     for bpc in 8 10; do
-      "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \
-        --frames 600 --cpu-frames 16 --stage-frames 120 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
+      # 8-bit also measures the shot-boundary modes: device-resident shots of 25 frames with a
+      # full rebuild and with an in-place reset at every boundary.
+      local shots=()
+      [[ $bpc == 8 ]] && shots=(--shot-length 25)
+      local rc=0
+      timeout 400 "$bin.vmafcuda" bench --backend cuda --bpc "$bpc" --size 576x324 --size 1920x1080 --size 3840x2160 \
+        --frames 600 --cpu-frames 16 --stage-frames 120 --runs 3 "${shots[@]}" >"$out/bench.part" 2>&1 || rc=$?
+      cat "$out/bench.part" | tee -a "$out/bench.txt" >>"$log"
+      # Every requested row must be there, or the run says why (exit code, signal, timeout).
+      row "$(printf 'bench %2s-bit rc=%s, %s of 3 sizes with a cuda device row' "$bpc" "$rc" "$(grep -c ' cuda device ' "$out/bench.part" || true)")"
     done
   fi
 

@@ -9,21 +9,28 @@
 //!
 //! # Lifecycle: what lives how long
 //!
-//! | scope | CPU backend | CUDA backend |
-//! |---|---|---|
-//! | process | log2 and division tables (built once, immutable) | the driver library, loaded once |
-//! | scorer (element, filter instance, CLI run) | model, feature plan, worker scratch | the context (primary or borrowed, never destroyed if borrowed), the kernel modules ([`cuda::GpuKernels`]), and the feature memory pool [`cuda::GpuFeatures`] (stream, event, device scratch of every feature, pinned result slots) plus host staging |
-//! | shot | [`session::Session`]: motion state, pending frames, the shot's results; ADM's carried scratch word | the same, and the GPU features' session state (motion predecessor, ADM's carried words), reset in place |
-//! | frame | nothing allocated | nothing allocated |
+//! A shot boundary does what [`ScorerConfig::rebuild`] says: [`Rebuild::Full`] (the default in
+//! every front end: element property `rebuild`, filter option `rebuild`, C config field
+//! `rebuild`, CLI `--rebuild`) or [`Rebuild::Reset`].
+//!
+//! | scope | CPU backend | CUDA backend, `full` (default) | CUDA backend, `reset` |
+//! |---|---|---|---|
+//! | process | log2 and division tables (built once, immutable) | the driver library, loaded once | the same |
+//! | scorer (element, filter instance, CLI run) | model, feature plan | the context (primary or borrowed, never destroyed if borrowed) and the rebuild thread | the context, the kernel modules ([`cuda::GpuKernels`]), the feature memory pool [`cuda::GpuFeatures`] (streams, events, device scratch of every feature, pinned result slots) and the host staging |
+//! | shot | [`session::Session`]: motion state, pending frames, the shot's results; with `full` also the worker scratch (extractor sets), with `reset` ADM's carried word is reset in place | a whole engine of its own: kernel modules, streams, events, device scratch, pinned result slots and pinned host staging, built on the rebuild thread while the shot before runs and torn down there after the boundary | the GPU features' session state (motion predecessor, ADM's carried words), reset in place by a queued memset |
+//! | frame | nothing allocated | nothing allocated | nothing allocated |
 //!
 //! At a shot boundary the shot is flushed (its last frame's motion needs no successor), pooled
-//! and handed out; its session is dropped and the next frame starts a fresh one, on the GPU by
-//! resetting the feature state in place (a queued memset, no allocation: a rebuild costs well
-//! under a millisecond at 1080p; building the GPU state from nothing takes about 1.4 ms there,
-//! which is why it is pooled per scorer). The result equals a separate libvmaf run on the shot.
-//! Every CUDA handle is owned by an RAII type that counts itself ([`cuda::live_resources`]), so
-//! tests assert that the counts stay flat across shots and return to zero when a scorer is
-//! dropped.
+//! and handed out; its session is dropped and the next frame starts a fresh one. With `full`
+//! the next frame goes to the engine built ahead for it (the first shot's engine orders the
+//! second's at its first frame, and every boundary hands the old engine to the rebuild thread,
+//! which drops it and builds the next): the boundary itself swaps two engines and waits for
+//! the driver only when shots are shorter than an engine's build. Both give the result of a
+//! separate libvmaf run on the shot, bit for bit. Every CUDA handle is owned by an RAII type
+//! that counts itself ([`cuda::live_resources`]) and every engine counts itself
+//! ([`engine_counts`]), so tests assert one engine per boundary, steady counts across
+//! thousands of shots ([`Scorer::settle_rebuild`] waits for the engine being built) and zero
+//! when a scorer is dropped.
 //!
 //! Two exceptions for short-lived programs, both opt-in: [`prepare_cuda`] starts the driver,
 //! context and kernels of a device on another thread before any scorer exists (the first scorer

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use vmafcuda::scorer::BackendRequest;
+use vmafcuda::Rebuild;
 
 use crate::failure::{fail, Failure};
 
@@ -86,6 +87,10 @@ pub struct ScoreArgs {
     /// Where to compute: auto (CUDA if available, else CPU), cpu or cuda.
     #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
     pub backend: String,
+    /// What a shot boundary does: full (tear the whole engine down and build a new one, built
+    /// ahead so the run does not wait) or reset (reset its state in place). Same scores.
+    #[arg(long, default_value = "full", value_name = "full|reset", value_parser = parse_rebuild)]
+    pub rebuild: Rebuild,
     /// Write per-frame, per-shot and pooled results to FILE. With several --distorted: one file
     /// per rendition, FILE with the rendition's name before the extension (out.json ->
     /// out.NAME.json), or DIR/NAME.json when FILE is a directory (or ends in /).
@@ -143,6 +148,16 @@ pub struct BenchArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// With --backend cuda: also score the device-resident frames in shots of N frames, once
+    /// with a full rebuild and once with an in-place reset at every boundary, and print both
+    /// throughputs and the first frame's latency after a boundary.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shot_length: Option<u32>,
+}
+
+/// Parses `--rebuild`.
+fn parse_rebuild(s: &str) -> Result<Rebuild, String> {
+    Rebuild::parse(s).ok_or_else(|| format!("unknown mode {s:?} (full or reset)"))
 }
 
 /// Parses `--shots`.

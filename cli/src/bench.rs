@@ -8,7 +8,7 @@ use std::time::Instant;
 use vmafcuda::cuda;
 use vmafcuda::frame::Picture;
 use vmafcuda::model::Model;
-use vmafcuda::scorer::{BackendRequest, Geometry, Scorer, ScorerConfig};
+use vmafcuda::scorer::{BackendRequest, Geometry, Rebuild, Scorer, ScorerConfig};
 use vmafcuda::synth::SynthClip;
 use vmafcuda::{Error, Result};
 
@@ -106,6 +106,34 @@ pub fn cuda_host_fps(spec: &BenchSpec) -> Result<f64> {
 /// `msb_aligned` (9..15-bit only), the samples are stored MSB-aligned, as P010 stores them,
 /// and the kernels shift them as they load them.
 pub fn cuda_device_fps(spec: &BenchSpec, msb_aligned: bool) -> Result<f64> {
+    Ok(device_run(spec, msb_aligned, None)?.fps)
+}
+
+/// A device-resident run in shots ([`cuda_device_shots`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ShotRun {
+    pub fps: f64,
+    /// Median host time of submitting a shot's first frame (the boundary's work included).
+    pub first_frame_ms: f64,
+    /// Median host time of submitting any other frame.
+    pub other_frame_ms: f64,
+}
+
+/// As [`cuda_device_fps`] (LSB-aligned), in shots of `shot_length` frames with `rebuild` at
+/// every boundary.
+pub fn cuda_device_shots(
+    spec: &BenchSpec,
+    shot_length: usize,
+    rebuild: Rebuild,
+) -> Result<ShotRun> {
+    device_run(spec, false, Some((shot_length.max(1), rebuild)))
+}
+
+fn device_run(
+    spec: &BenchSpec,
+    msb_aligned: bool,
+    shots: Option<(usize, Rebuild)>,
+) -> Result<ShotRun> {
     let backend = |e: cuda::CudaError| Error::Backend(format!("CUDA: {e}"));
     cuda::probe().map_err(backend)?;
     let ctx = cuda::Context::primary(0).map_err(backend)?;
@@ -142,22 +170,59 @@ pub fn cuda_device_fps(spec: &BenchSpec, msb_aligned: bool) -> Result<f64> {
             (pic(r), pic(d))
         })
         .collect();
-    let mut scorer = spec.scorer(BackendRequest::CudaContext(ctx.clone()))?;
+    // Frame 0 is the warm-up; the timed frames are 1..=frames, and with shots a new one starts
+    // at every multiple of the shot length.
+    let (shot_length, rebuild) = shots.unwrap_or((usize::MAX, Rebuild::default()));
+    let config = ScorerConfig {
+        keep_frames: false,
+        keep_shots: false,
+        rebuild,
+        shot_starts: (1..=spec.frames).filter(|i| i % shot_length == 0).collect(),
+        ..ScorerConfig::new(Model::builtin(MODEL)?)
+    };
+    let geometry = Geometry {
+        width: spec.width,
+        height: spec.height,
+        bpc: spec.bpc,
+    };
+    let mut scorer =
+        Scorer::with_backend(config, geometry, BackendRequest::CudaContext(ctx.clone()))?;
     let (r, d) = &pictures[0];
     // SAFETY: our own planes, alive until the end of this function, after the scorer has
     // finished with them (push_device returns when the GPU is done reading).
     unsafe { scorer.push_device(r, d) }?;
+    let (mut first, mut other) = (Vec::new(), Vec::with_capacity(spec.frames));
     let started = Instant::now();
-    for i in 0..spec.frames {
-        let (r, d) = &pictures[(i + 1) % pictures.len()];
+    for i in 1..=spec.frames {
+        let (r, d) = &pictures[i % pictures.len()];
+        let t = Instant::now();
         // SAFETY: our planes outlive every frame in flight: they live until the end of this
         // function, and the scorer is drained before that.
         unsafe { scorer.submit_device(r, d) }?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if i % shot_length == 0 {
+            first.push(ms);
+        } else {
+            other.push(ms);
+        }
     }
     scorer.drain_device()?;
     let fps = spec.frames as f64 / started.elapsed().as_secs_f64();
     let _ = scorer.finish();
-    Ok(fps)
+    Ok(ShotRun {
+        fps,
+        first_frame_ms: median_of(&mut first),
+        other_frame_ms: median_of(&mut other),
+    })
+}
+
+/// The median (NaN for none).
+fn median_of(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// The CUDA path's time per stage ([`cuda::StageTimes`]) on device 0: each stage timed `runs`

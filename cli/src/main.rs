@@ -9,7 +9,7 @@ use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::report::{Format, Report};
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::synth::SynthClip;
-use vmafcuda::{Error, Geometry, GpuTeardown, Scorer, ScorerConfig};
+use vmafcuda::{Error, Geometry, GpuTeardown, Rebuild, Scorer, ScorerConfig};
 use vmafcuda_cli::args::{
     backend_request, parse_shots, parse_size, BenchArgs, Cli, Command, ScoreArgs, ServeArgs,
 };
@@ -285,6 +285,7 @@ fn score_prepared(
     let config = ScorerConfig {
         psnr: !args.feature.is_empty(),
         shot_starts: shots,
+        rebuild: args.rebuild,
         predict: PredictOptions {
             disable_clip: args.disable_clip,
             enable_transform: args.enable_transform,
@@ -644,6 +645,35 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 bench::cuda_device_fps(&spec, false).map_err(Failure::from)
             })?;
             row("cuda device", spec.frames, fps, cpu_fps);
+            if let Some(n) = args.shot_length {
+                let n = n as usize;
+                let measure = |rebuild: Rebuild| -> Result<(f64, f64, f64), Failure> {
+                    let mut runs_of = Vec::new();
+                    let fps = median(runs, || {
+                        let r = bench::cuda_device_shots(&spec, n, rebuild)?;
+                        runs_of.push(r);
+                        Ok(r.fps)
+                    })?;
+                    row(
+                        &format!("cuda {}/{n}", rebuild.name()),
+                        spec.frames,
+                        fps,
+                        cpu_fps,
+                    );
+                    let first = middle(runs_of.iter().map(|r| r.first_frame_ms).collect());
+                    let other = middle(runs_of.iter().map(|r| r.other_frame_ms).collect());
+                    Ok((fps, first, other))
+                };
+                let (full, full_first, full_other) = measure(Rebuild::Full)?;
+                let (reset, reset_first, reset_other) = measure(Rebuild::Reset)?;
+                println!(
+                    "  shots of {n} frames: full rebuild {:.1}% of the in-place reset's throughput; \
+                     first frame after a boundary {full_first:.3} ms (full) vs {reset_first:.3} ms \
+                     (reset): {:+.3} ms; other frames {full_other:.3} / {reset_other:.3} ms",
+                    100.0 * full / reset,
+                    full_first - reset_first
+                );
+            }
             if (9..16).contains(&spec.bpc) {
                 // MSB-aligned storage (P010-style), shifted by the kernels as they load.
                 let fps = median(runs, || {
@@ -662,6 +692,12 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
 }
 
 /// Median of `runs` measurements.
+/// The middle value (the upper one of an even count; NaN for none).
+fn middle(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 fn median(runs: usize, mut f: impl FnMut() -> Result<f64, Failure>) -> Result<f64, Failure> {
     let mut v = Vec::with_capacity(runs);
     for _ in 0..runs {

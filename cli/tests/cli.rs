@@ -102,6 +102,38 @@ fn demo_run_scores_builtin_clip_with_two_shots() {
     );
 }
 
+/// `--rebuild full` (the default) and `--rebuild reset` write the same frames and shots, and
+/// the shots equal libvmaf's fresh per-shot runs either way; an unknown mode is a usage error.
+#[test]
+fn rebuild_modes_give_identical_per_shot_scores() {
+    let pair = "s_multishot_576x324__x264_crf30";
+    let (r, d) = (common::pair_reference(pair), common::pair_distorted(pair));
+    let (r, d) = (r.to_str().expect("utf8"), d.to_str().expect("utf8"));
+    let shots = ["--shots", "0,14,36,46", "--backend", "cpu"];
+    let run = |mode: &str| {
+        let mut extra = shots.to_vec();
+        extra.extend(["--rebuild", mode]);
+        score_json(r, d, &extra, &format!("rebuild-{mode}.json"))
+    };
+    let (full, reset) = (run("full"), run("reset"));
+    assert_eq!(full["frames"], reset["frames"]);
+    assert_eq!(full["shots"], reset["shots"]);
+    assert_eq!(full["pooled_metrics"], reset["pooled_metrics"]);
+    for (k, shot) in full["shots"].as_array().expect("shots").iter().enumerate() {
+        let expected = common::load_json(&format!("vmaf/{pair}.shot{k}.vmaf_v0.6.1.full.json"));
+        let mean = expected["pooled_metrics"]["vmaf"]["mean"]
+            .as_f64()
+            .expect("mean");
+        let ours = shot["pooled_metrics"]["vmaf"]["mean"]
+            .as_f64()
+            .expect("ours");
+        assert!((ours - mean).abs() <= 1e-9, "shot {k}: {ours} vs {mean}");
+    }
+    let o = vmafcuda(&["score", "--rebuild", "sometimes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("full or reset"), "{}", stderr(&o));
+}
+
 #[test]
 fn odd_19x19_matches_libvmaf_api_run() {
     let v = score_json(
@@ -802,18 +834,37 @@ fn bench_cuda_prints_a_stage_table_or_without_a_gpu_a_clear_error() {
         "cuda",
         "--size",
         "64x48",
+        "--size",
+        "96x54",
         "--frames",
         "8",
         "--runs",
         "1",
+        "--shot-length",
+        "3",
     ]);
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(!err.contains("panicked"), "{err}");
     if vmafcuda::cuda::probe().is_ok() {
+        // Every requested row of every size is printed (or the command fails).
         assert_eq!(o.status.code(), Some(0), "{err}");
-        for path in ["cpu", "cuda host", "cuda device"] {
-            assert!(out.contains(&format!(" {path} ")), "{out}");
+        for size in ["64x48", "96x54"] {
+            for path in [
+                "cpu",
+                "cuda host",
+                "cuda device",
+                "cuda full/3",
+                "cuda reset/3",
+            ] {
+                let row = format!("{size:>10}    8 {path} ");
+                assert!(out.contains(&row), "no {path:?} row for {size}: {out}");
+            }
         }
+        assert_eq!(
+            out.matches("shots of 3 frames: full rebuild").count(),
+            2,
+            "{out}"
+        );
         // --stage-frames (120) is capped at --frames.
         assert!(
             out.contains("stages 64x48 8-bit") && out.contains("of 8 frames"),
