@@ -2,7 +2,8 @@
 # Builds a real FFmpeg (Debian's 5.1 source, minimal configure) with the vmafcuda filter against
 # libvmafcuda installed by meson, and checks it against the libvmaf corpus:
 #   - every corpus pair, whole clip, all frames and pooled, equal to libvmaf's .full.json (1e-9);
-#   - shots=0|14|36|46 on the multi-shot pair equal to the per-shot references (3 models);
+#   - shots=0|14|36|46 on the multi-shot pair equal to the per-shot references (3 models), also
+#     with rebuild=reset (and bit for bit the default rebuild=full's numbers);
 #   - shots=scdet (scdet on the reference) and shots=auto (built-in detector) find the cuts and
 #     give the same per-shot scores;
 #   - other software formats (nv12, gray, p010le, gray10le) give the same numbers;
@@ -103,6 +104,13 @@ for model in vmaf_v0.6.1 vmaf_4k_v0.6.1 vmaf_v0.6.1neg; do
   cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}."$model".full.json
 done
 
+say "rebuild=reset with shots=0|14|36|46: the per-shot references, the same as rebuild=full"
+out="$work/out/$ms.shots.reset.json"
+"$ff" -hide_banner -nostats -loglevel error -i "$ms_dist" -i "$ms_ref" \
+  -lavfi "[0:v][1:v]vmafcuda=feature=psnr:shots=0|14|36|46:rebuild=reset:log_fmt=json:log_path=$out" -f null -
+cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}.vmaf_v0.6.1.full.json
+cmp same "$out" "$work/out/$ms.shots.vmaf_v0.6.1.json"
+
 say "shots=scdet (scdet=threshold=10 on the reference)"
 out="$work/out/$ms.scdet.json"
 "$ff" -hide_banner -nostats -loglevel info -i "$ms_dist" -i "$ms_ref" \
@@ -176,6 +184,8 @@ expect_fail "unknown model" "unknown built-in model" -i "$rocket_dist" -i "$rock
   -lavfi "[0:v][1:v]vmafcuda=model=version=vmaf_v9"
 expect_fail "bad shot list" "shots" -i "$rocket_dist" -i "$rocket_ref" \
   -lavfi "[0:v][1:v]vmafcuda=shots=10|5"
+expect_fail "bad rebuild" "rebuild" -i "$rocket_dist" -i "$rocket_ref" \
+  -lavfi "[0:v][1:v]vmafcuda=rebuild=sometimes"
 expect_fail "bad log format" "log_fmt" -i "$rocket_dist" -i "$rocket_ref" \
   -lavfi "[0:v][1:v]vmafcuda=log_fmt=sub"
 expect_fail "too small frames" "too small" -i "$rocket_dist" -i "$rocket_ref" \

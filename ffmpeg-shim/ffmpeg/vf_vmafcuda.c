@@ -49,6 +49,7 @@ typedef struct VMAFCUDAContext {
     char *shots;
     int backend;
     int cuda_device;
+    int rebuild;
 
     /* state */
     VmafcudaScorer *scorer;
@@ -94,6 +95,9 @@ static const AVOption vmafcuda_options[] = {
         { "cpu",  "CPU",  0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_BACKEND_CPU },  0, 0, FLAGS, "backend" },
         { "cuda", "CUDA", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_BACKEND_CUDA }, 0, 0, FLAGS, "backend" },
     { "cuda_device", "CUDA device for software frames", OFFSET(cuda_device), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, FLAGS },
+    { "rebuild", "what a shot boundary does to the engine (the same scores either way)", OFFSET(rebuild), AV_OPT_TYPE_INT, { .i64 = VMAFCUDA_REBUILD_FULL }, 0, 1, FLAGS, "rebuild" },
+        { "full",  "tear the whole engine down and build a new one (built ahead, no stall)", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_REBUILD_FULL },  0, 0, FLAGS, "rebuild" },
+        { "reset", "reset the engine's state in place", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_REBUILD_RESET }, 0, 0, FLAGS, "rebuild" },
     { NULL }
 };
 
@@ -224,6 +228,7 @@ static av_cold int init(AVFilterContext *ctx)
     cfg.shot_starts = s->shot_starts;
     cfg.n_shot_starts = s->nb_shot_starts;
     cfg.detect_shots = s->shot_mode == SHOTS_AUTO;
+    cfg.rebuild = s->rebuild;
     ret = vmafcuda_scorer_new(&cfg, &s->scorer);
     if (ret < 0)
         return shim_error(ctx, ret, "cannot create the scorer");

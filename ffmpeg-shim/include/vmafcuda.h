@@ -2,7 +2,7 @@
  * vmafcuda.h - C API of libvmafcuda: VMAF bit-exact with Netflix libvmaf 3.2.0, on the CPU and
  * (where the build has it) on CUDA GPUs, scored per shot.
  *
- * Hand-written; checked against the Rust side by ffmpeg-shim/tests/header.rs (function list,
+ * Hand-written; checked against the Rust side by ffmpeg-shim/src/header_check.rs (function list,
  * constants, struct sizes and field offsets).
  *
  * Conventions
@@ -61,6 +61,16 @@ enum VmafcudaBackend {
     VMAFCUDA_BACKEND_CUDA = 2
 };
 
+/* What a shot boundary does to the scoring engine. The scores are the same either way. */
+enum VmafcudaRebuild {
+    /* Tear the whole per-shot engine down and build a new one (on the GPU its device memory,
+     * streams, kernel modules and pinned staging; built ahead on a thread while the shot before
+     * runs, so no stall). The default, and what a zero-filled field means. */
+    VMAFCUDA_REBUILD_FULL = 0,
+    /* Keep the engine and reset its state in place. */
+    VMAFCUDA_REBUILD_RESET = 1
+};
+
 enum VmafcudaLogFormat {
     VMAFCUDA_LOG_JSON = 0,
     VMAFCUDA_LOG_CSV = 1,
@@ -97,6 +107,10 @@ typedef struct VmafcudaConfig {
     /* Non-zero: find shot boundaries with the engine's built-in detector on the reference luma
      * (host frames; cuts also restart at vmafcuda_end_shot). Excludes shot_starts. */
     int32_t detect_shots;
+    /* enum VmafcudaRebuild: what each shot boundary does to the engine (VMAFCUDA_REBUILD_FULL,
+     * the default, or VMAFCUDA_REBUILD_RESET); the same scores either way. Any other value is
+     * VMAFCUDA_ERR_INVALID_ARGUMENT from vmafcuda_scorer_new. */
+    int32_t rebuild;
 } VmafcudaConfig;
 
 /* One image plane in host memory. Samples of 8-bit pictures are uint8_t; 9..16-bit samples are
@@ -182,7 +196,8 @@ const char *vmafcuda_version(void);
 /* Message of the last failing call on this thread ("" if none). */
 const char *vmafcuda_last_error(void);
 
-/* Fills *config with defaults (vmaf_v0.6.1, no psnr, backend auto, device 0, one shot). */
+/* Fills *config with defaults (vmaf_v0.6.1, no psnr, backend auto, device 0, one shot, full
+ * rebuild at shot boundaries). */
 int vmafcuda_config_default(VmafcudaConfig *config);
 
 /* Creates a scorer. The frame size and bit depth are taken from the first pushed pair. */

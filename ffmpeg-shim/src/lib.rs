@@ -17,7 +17,7 @@ use std::path::Path;
 
 use engine::model::PredictOptions;
 use engine::report::Format;
-use engine::ScorerConfig;
+use engine::{Rebuild, ScorerConfig};
 
 use error::{last_error_ptr, set_last_error, ShimError, ShimResult};
 use scorer::{load_model, Backend, Settings, ShimScorer};
@@ -125,6 +125,7 @@ fn default_config() -> VmafcudaConfig {
         disable_clip: 0,
         enable_transform: 0,
         detect_shots: 0,
+        rebuild: VMAFCUDA_REBUILD_FULL,
     }
 }
 
@@ -177,6 +178,15 @@ fn settings(cfg: &VmafcudaConfig) -> ShimResult<Settings> {
             )))
         }
     };
+    let rebuild = match cfg.rebuild {
+        VMAFCUDA_REBUILD_FULL => Rebuild::Full,
+        VMAFCUDA_REBUILD_RESET => Rebuild::Reset,
+        other => {
+            return Err(ShimError::InvalidArgument(format!(
+                "config.rebuild {other} is not a VmafcudaRebuild (0 full, 1 reset)"
+            )))
+        }
+    };
     let shot_starts: Vec<usize> = match (cfg.shot_starts.is_null(), cfg.n_shot_starts) {
         (_, 0) => Vec::new(),
         (true, n) => {
@@ -218,6 +228,7 @@ fn settings(cfg: &VmafcudaConfig) -> ShimResult<Settings> {
         shot_starts,
         predict,
         keep_frames: false,
+        rebuild,
         ..ScorerConfig::new(model)
     };
     Ok(Settings {

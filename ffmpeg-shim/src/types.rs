@@ -20,6 +20,9 @@ pub const VMAFCUDA_BACKEND_AUTO: i32 = 0;
 pub const VMAFCUDA_BACKEND_CPU: i32 = 1;
 pub const VMAFCUDA_BACKEND_CUDA: i32 = 2;
 
+pub const VMAFCUDA_REBUILD_FULL: i32 = 0;
+pub const VMAFCUDA_REBUILD_RESET: i32 = 1;
+
 pub const VMAFCUDA_LOG_JSON: i32 = 0;
 pub const VMAFCUDA_LOG_CSV: i32 = 1;
 pub const VMAFCUDA_LOG_XML: i32 = 2;
@@ -44,6 +47,8 @@ pub const CONSTANTS: &[(&str, i32)] = &[
     ("VMAFCUDA_BACKEND_AUTO", VMAFCUDA_BACKEND_AUTO),
     ("VMAFCUDA_BACKEND_CPU", VMAFCUDA_BACKEND_CPU),
     ("VMAFCUDA_BACKEND_CUDA", VMAFCUDA_BACKEND_CUDA),
+    ("VMAFCUDA_REBUILD_FULL", VMAFCUDA_REBUILD_FULL),
+    ("VMAFCUDA_REBUILD_RESET", VMAFCUDA_REBUILD_RESET),
     ("VMAFCUDA_LOG_JSON", VMAFCUDA_LOG_JSON),
     ("VMAFCUDA_LOG_CSV", VMAFCUDA_LOG_CSV),
     ("VMAFCUDA_LOG_XML", VMAFCUDA_LOG_XML),
@@ -63,6 +68,7 @@ pub struct VmafcudaConfig {
     pub disable_clip: i32,
     pub enable_transform: i32,
     pub detect_shots: i32,
+    pub rebuild: i32,
 }
 
 #[repr(C)]
@@ -169,7 +175,8 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             n_subsample,
             disable_clip,
             enable_transform,
-            detect_shots
+            detect_shots,
+            rebuild
         }
     );
     fields!(

@@ -13,8 +13,8 @@ pub mod vmafcuda;
 
 pub use vmafcuda::{
     shot_boundary_event, AlertReport, Align, AlignReport, Backend, FrameScore, GapReport, Pairing,
-    PoolMethod, PooledScore, ResultsFormat, ShotDetection, ShotScore, StreamScore, VmafCuda,
-    VmafMessage, SHOT_BOUNDARY_EVENT,
+    PoolMethod, PooledScore, Rebuild, ResultsFormat, ShotDetection, ShotScore, StreamScore,
+    VmafCuda, VmafMessage, SHOT_BOUNDARY_EVENT,
 };
 
 fn plugin_init(plugin: &gst::Plugin) -> Result<(), glib::BoolError> {

@@ -1,6 +1,6 @@
 //! Element tests: real pipelines on the libvmaf reference corpus (numbers must equal libvmaf's
-//! within 1e-9), `gst_check::Harness` tests of boundaries, flushing, EOS and bad input, and a
-//! `gst-launch-1.0` run of the built plugin. No GPU needed.
+//! within 1e-9), `gst_check::Harness` tests of boundaries, flushing, EOS and bad input, and
+//! `gst-launch-1.0` and `gst-inspect-1.0` runs of the built plugin. No GPU needed.
 
 mod common;
 
@@ -146,6 +146,59 @@ fn explicit_shot_boundaries_equal_fresh_per_shot_libvmaf_runs() {
     let p = pooled(&msgs);
     assert_eq!((p.frames, p.shots), (64, 4));
     eprintln!("per-shot: largest |element - libvmaf| over all frames and metrics = {worst:e}");
+}
+
+#[test]
+fn rebuild_property_defaults_to_full() {
+    init();
+    let element = gst::ElementFactory::make("vmafcuda")
+        .build()
+        .expect("vmafcuda");
+    assert_eq!(
+        element.property::<gstvmafcuda::Rebuild>("rebuild"),
+        gstvmafcuda::Rebuild::Full
+    );
+    // The nicks gst-launch-1.0 and gst-inspect-1.0 use.
+    let pspec = element.find_property("rebuild").expect("rebuild property");
+    let class = gst::glib::EnumClass::with_type(pspec.value_type()).expect("enum class");
+    let nick = |v: gstvmafcuda::Rebuild| class.value(v as i32).expect("enum value").nick();
+    assert_eq!(
+        (
+            nick(gstvmafcuda::Rebuild::Full),
+            nick(gstvmafcuda::Rebuild::Reset)
+        ),
+        ("full", "reset")
+    );
+    assert_eq!(
+        pspec
+            .default_value()
+            .get::<gstvmafcuda::Rebuild>()
+            .expect("enum"),
+        gstvmafcuda::Rebuild::Full
+    );
+    element.set_property_from_str("rebuild", "reset");
+    assert_eq!(
+        element.property::<gstvmafcuda::Rebuild>("rebuild"),
+        gstvmafcuda::Rebuild::Reset
+    );
+}
+
+#[test]
+fn rebuild_full_and_reset_give_identical_shot_scores() {
+    let run_with = |rebuild: &str| {
+        run(&pair_pipeline(
+            &y4m(MULTI),
+            &y4m(MULTI_PAIR),
+            &format!("shot-boundaries=0,14,36,46 shot-detection=none rebuild={rebuild}"),
+        ))
+        .0
+    };
+    let (full, reset) = (run_with("full"), run_with("reset"));
+    assert_eq!(shots(&full).len(), 4);
+    // Bit for bit: every frame's metrics and every shot's pooled statistics.
+    assert_eq!(frames(&full), frames(&reset));
+    assert_eq!(shots(&full), shots(&reset));
+    assert_eq!(pooled(&full), pooled(&reset));
 }
 
 #[test]
@@ -832,10 +885,11 @@ mod harness {
     }
 }
 
-// ---- gst-launch-1.0 with the built plugin ---------------------------------------------------
+// ---- gst-launch-1.0 and gst-inspect-1.0 with the built plugin -------------------------------
 
-#[test]
-fn gst_launch_loads_the_built_plugin() {
+/// The command-line `tool` (`gst-launch-1.0`, `gst-inspect-1.0`) set up to load the plugin built
+/// beside the test binary, with a registry of its own; None (and a note) when either is missing.
+fn with_built_plugin(tool: &str) -> Option<std::process::Command> {
     // target/<profile>/deps/<test> -> target/<profile>/libgstvmafcuda.so
     let exe = std::env::current_exe().expect("exe");
     let Some(so) = exe
@@ -845,22 +899,32 @@ fn gst_launch_loads_the_built_plugin() {
         .filter(|p| p.exists())
     else {
         eprintln!("skipped: libgstvmafcuda.so not built beside the test binary");
-        return;
+        return None;
     };
-    if std::process::Command::new("gst-launch-1.0")
+    if std::process::Command::new(tool)
         .arg("--version")
         .output()
         .is_err()
     {
-        eprintln!("skipped: gst-launch-1.0 not installed");
-        return;
+        eprintln!("skipped: {tool} not installed");
+        return None;
     }
-    let registry = scratch().join("launch-registry.bin");
+    let mut cmd = std::process::Command::new(tool);
+    cmd.env("GST_PLUGIN_PATH", so.parent().expect("dir")).env(
+        "GST_REGISTRY",
+        scratch().join(format!("{tool}-registry.bin")),
+    );
+    Some(cmd)
+}
+
+#[test]
+fn gst_launch_loads_the_built_plugin() {
+    let Some(mut launch) = with_built_plugin("gst-launch-1.0") else {
+        return;
+    };
     let results = scratch().join("launch.json");
     let pair = "s_testsrc2_576x324__x264_crf30";
-    let status = std::process::Command::new("gst-launch-1.0")
-        .env("GST_PLUGIN_PATH", so.parent().expect("dir"))
-        .env("GST_REGISTRY", &registry)
+    let status = launch
         .args(["-q", "filesrc"])
         .arg(format!("location={}", y4m("s_testsrc2_576x324").display()))
         .args(["!", "y4mdec", "!", "vmafcuda", "name=v", "backend=cpu"])
@@ -883,6 +947,34 @@ fn gst_launch_loads_the_built_plugin() {
             .expect("mean"),
     );
     assert!((a - b).abs() <= TOLERANCE, "pooled mean {a} vs libvmaf {b}");
+}
+
+#[test]
+fn gst_inspect_shows_the_rebuild_property_and_its_nicks() {
+    let Some(mut inspect) = with_built_plugin("gst-inspect-1.0") else {
+        return;
+    };
+    let out = inspect
+        .arg("vmafcuda")
+        .output()
+        .expect("run gst-inspect-1.0");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "gst-inspect-1.0 failed: {text}");
+    // The property's line and its indented continuation (flags, enum type, values).
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("  rebuild "));
+    let first = lines.next().expect("property rebuild listed");
+    let rebuild = std::iter::once(first)
+        .chain(lines.take_while(|l| l.starts_with("   ")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for want in [
+        "GstVmafCudaRebuild",
+        "Default: 0, \"full\"",
+        "(0): full",
+        "(1): reset",
+    ] {
+        assert!(rebuild.contains(want), "no {want:?} in:\n{rebuild}");
+    }
 }
 
 /// Values of attribute `attr` on the elements of `page` whose markup contains `marker`.

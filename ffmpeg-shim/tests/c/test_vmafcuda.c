@@ -4,8 +4,9 @@
  *   test_vmafcuda REF.y4m DIST.y4m EXPECTED.txt OUT.json
  * EXPECTED.txt: frame count, then each frame's libvmaf "vmaf", then the pooled vmaf
  * min max mean harmonic_mean (from the corpus' .full.json). Scores the pair, checks every value
- * within 1e-9, writes the JSON log to OUT.json (the Rust side compares every metric), then
- * exercises the error paths. Exit 0 on success.
+ * within 1e-9, writes the JSON log to OUT.json (the Rust side compares every metric), checks
+ * that both rebuild modes give the same shot scores, then exercises the error paths. Exit 0 on
+ * success.
  */
 #include <math.h>
 #include <stdio.h>
@@ -101,6 +102,42 @@ static int near(double a, double b)
     return fabs(a - b) <= 1e-9;
 }
 
+/* Every frame's every metric and every shot's summary of `a` and `b` are equal, bit for bit. */
+static void same_results(const VmafcudaScorer *a, const VmafcudaScorer *b, const char *what)
+{
+    size_t na = 0, nb = 0, i;
+    uint32_t k;
+
+    CHECK(vmafcuda_frame_count(a, &na) == VMAFCUDA_OK && vmafcuda_frame_count(b, &nb) == VMAFCUDA_OK &&
+              na == nb && na > 0,
+          "%s: %zu vs %zu frames", what, na, nb);
+    for (i = 0; i < na && i < nb; i++) {
+        VmafcudaFrameScore fa, fb;
+        CHECK(vmafcuda_frame_score(a, i, &fa) == VMAFCUDA_OK && vmafcuda_frame_score(b, i, &fb) == VMAFCUDA_OK &&
+                  fa.index == fb.index && fa.shot == fb.shot && fa.n_metrics == fb.n_metrics,
+              "%s: frame %zu", what, i);
+        for (k = 0; k < fa.n_metrics && k < fb.n_metrics; k++) {
+            const char *ka = NULL, *kb = NULL;
+            double va = -1, vb = -2;
+            CHECK(vmafcuda_frame_metric(a, i, k, &ka, &va) == VMAFCUDA_OK &&
+                      vmafcuda_frame_metric(b, i, k, &kb, &vb) == VMAFCUDA_OK && !strcmp(ka, kb) && va == vb,
+                  "%s: frame %zu metric %u: %s %.17g vs %s %.17g", what, i, k, ka ? ka : "?", va,
+                  kb ? kb : "?", vb);
+        }
+    }
+    CHECK(vmafcuda_shot_count(a, &na) == VMAFCUDA_OK && vmafcuda_shot_count(b, &nb) == VMAFCUDA_OK && na == nb,
+          "%s: %zu vs %zu shots", what, na, nb);
+    for (i = 0; i < na && i < nb; i++) {
+        VmafcudaShotScore sa, sb;
+        CHECK(vmafcuda_shot_score(a, i, &sa) == VMAFCUDA_OK && vmafcuda_shot_score(b, i, &sb) == VMAFCUDA_OK &&
+                  sa.first_frame == sb.first_frame && sa.last_frame == sb.last_frame &&
+                  sa.n_frames == sb.n_frames && sa.vmaf.min == sb.vmaf.min && sa.vmaf.max == sb.vmaf.max &&
+                  sa.vmaf.mean == sb.vmaf.mean && sa.vmaf.harmonic_mean == sb.vmaf.harmonic_mean &&
+                  sa.vmaf.p5 == sb.vmaf.p5 && sa.vmaf.p10 == sb.vmaf.p10,
+              "%s: shot %zu: mean %.17g vs %.17g", what, i, sa.vmaf.mean, sb.vmaf.mean);
+    }
+}
+
 static void error_paths(const VmafcudaPicture *ref, const VmafcudaPicture *dist)
 {
     VmafcudaConfig cfg;
@@ -142,6 +179,12 @@ static void error_paths(const VmafcudaPicture *ref, const VmafcudaPicture *dist)
     cfg.cuda_device = -1;
     EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
     vmafcuda_config_default(&cfg);
+    cfg.rebuild = 2;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(vmafcuda_last_error(), "rebuild") != NULL, "the message names the field");
+    cfg.rebuild = -1;
+    EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
+    vmafcuda_config_default(&cfg);
     cfg.shot_starts = starts;
     cfg.n_shot_starts = 3;
     EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
@@ -149,7 +192,15 @@ static void error_paths(const VmafcudaPicture *ref, const VmafcudaPicture *dist)
     EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
     CHECK(sc == NULL, "scorer set on failure");
 
+    /* a zero-filled config (but its size) is a valid one: every zero is a default (full rebuild) */
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.struct_size = sizeof(cfg);
+    CHECK(vmafcuda_scorer_new(&cfg, &sc) == VMAFCUDA_OK, "scorer_new with a zero-filled config");
+    vmafcuda_scorer_free(sc);
+    sc = NULL;
+
     vmafcuda_config_default(&cfg);
+    CHECK(cfg.rebuild == VMAFCUDA_REBUILD_FULL, "default rebuild %d", cfg.rebuild);
     CHECK(vmafcuda_scorer_new(&cfg, &sc) == VMAFCUDA_OK, "scorer_new");
     if (!sc)
         return;
@@ -228,7 +279,7 @@ int main(int argc, char **argv)
     Y4m ry, dy;
     FILE *ef;
     VmafcudaConfig cfg;
-    VmafcudaScorer *sc = NULL, *shots = NULL;
+    VmafcudaScorer *sc = NULL, *shots = NULL, *reset = NULL;
     VmafcudaPicture r, d, first_r, first_d;
     unsigned char *keep_r = NULL, *keep_d = NULL;
     size_t n_expected = 0, count = 0, nshots = 0, i;
@@ -266,7 +317,9 @@ int main(int argc, char **argv)
     cfg.shot_starts = starts;
     cfg.n_shot_starts = 2;
     CHECK(vmafcuda_scorer_new(&cfg, &shots) == VMAFCUDA_OK, "scorer_new with shots");
-    if (!sc || !shots)
+    cfg.rebuild = VMAFCUDA_REBUILD_RESET;
+    CHECK(vmafcuda_scorer_new(&cfg, &reset) == VMAFCUDA_OK, "scorer_new with shots, rebuild reset");
+    if (!sc || !shots || !reset)
         return 1;
     CHECK(!strcmp(vmafcuda_backend_name(sc), "auto"), "backend before the first frame: %s",
           vmafcuda_backend_name(sc));
@@ -276,6 +329,7 @@ int main(int argc, char **argv)
         rc = vmafcuda_push_host(sc, &r, &d);
         CHECK(rc >= 0 && rc <= 1, "push_host returned %d", rc);
         CHECK(vmafcuda_push_host(shots, &r, &d) >= 0, "push_host (shots)");
+        CHECK(vmafcuda_push_host(reset, &r, &d) >= 0, "push_host (shots, rebuild reset)");
         if (!keep_r) {
             keep_r = malloc(ry.frame_bytes);
             keep_d = malloc(dy.frame_bytes);
@@ -291,6 +345,7 @@ int main(int argc, char **argv)
           "backend %s", vmafcuda_backend_name(sc));
     CHECK(vmafcuda_finish(sc) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_finish(shots) == 1, "finish flushes the last frame");
+    CHECK(vmafcuda_finish(reset) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_frame_count(sc, &count) == VMAFCUDA_OK && count == n_expected,
           "%zu frames scored, %zu expected (%d pushed)", count, n_expected, got);
 
@@ -334,6 +389,8 @@ int main(int argc, char **argv)
                   m20 == 0.0,
               "motion restarts at a shot start (%g)", m20);
     }
+    /* the shot boundary rebuilt the engine (default) or reset it in place: the same numbers */
+    same_results(shots, reset, "rebuild full vs reset");
 
     if (keep_r) {
         /* the first frame again, for the error paths (buffers of a valid frame) */
@@ -346,6 +403,7 @@ int main(int argc, char **argv)
 
     vmafcuda_scorer_free(sc);
     vmafcuda_scorer_free(shots);
+    vmafcuda_scorer_free(reset);
     free(keep_r);
     free(keep_d);
     free(expected);

@@ -17,6 +17,11 @@
 //! sends); with `auto`, a cut found by the built-in detector on the reference luma
 //! ([`vmafcuda::shots`]).
 //!
+//! `rebuild` says what a boundary does to the engine ([`vmafcuda::Rebuild`]): `full` (default)
+//! tears the whole per-shot GPU or CPU engine down and swaps in a new one, built ahead on a
+//! thread while the shot before runs (no stall); `reset` resets its state in place. The scores
+//! are the same either way.
+//!
 //! # Pairing, alignment, live feeds (broadcast QC)
 //! * `pairing=timestamps` (default): the reference frame at running time `t` is matched with the
 //!   distorted frame at `t + align-offset`, within `pairing-tolerance` (default: just under half
@@ -184,6 +189,31 @@ pub enum Backend {
     Cuda = 1,
     #[enum_value(name = "CPU", nick = "cpu")]
     Cpu = 2,
+}
+
+/// What a shot boundary does to the scoring engine ([`vmafcuda::Rebuild`]). Scores are the same
+/// either way.
+#[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafCudaRebuild")]
+pub enum Rebuild {
+    #[default]
+    #[enum_value(
+        name = "Tear the whole engine down and build a new one (built ahead, no stall)",
+        nick = "full"
+    )]
+    Full = 0,
+    #[enum_value(name = "Reset the engine's state in place", nick = "reset")]
+    Reset = 1,
+}
+
+impl From<Rebuild> for vmafcuda::Rebuild {
+    fn from(r: Rebuild) -> Self {
+        match r {
+            Rebuild::Full => vmafcuda::Rebuild::Full,
+            Rebuild::Reset => vmafcuda::Rebuild::Reset,
+        }
+    }
 }
 
 /// How reference and distorted frames are matched.

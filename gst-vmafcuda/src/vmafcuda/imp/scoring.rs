@@ -166,6 +166,7 @@ impl VmafCuda {
         config.keep_shots = keep;
         // A GPU failure mid-stream moves the run to the CPU unless backend=cuda is forced.
         config.cpu_fallback = settings.backend != Backend::Cuda;
+        config.rebuild = settings.rebuild.into();
 
         let request = self.backend_request(&settings, any_cuda_caps);
         let forced = settings.backend == Backend::Cuda;

@@ -12,7 +12,7 @@ use vmafcuda::shots::ShotDetectorConfig;
 use super::super::alerts::AlertConfig;
 use super::super::feeds::FeedConfig;
 use super::super::pairing::Mode;
-use super::super::{Align, Backend, Pairing, PoolMethod, ResultsFormat, ShotDetection};
+use super::super::{Align, Backend, Pairing, PoolMethod, Rebuild, ResultsFormat, ShotDetection};
 use super::{lock, VmafCuda, CAT};
 
 const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
@@ -35,6 +35,7 @@ pub(super) struct Settings {
     pub(super) shot_boundaries: String,
     pub(super) backend: Backend,
     pub(super) cuda_device_id: i32,
+    pub(super) rebuild: Rebuild,
     pub(super) pairing: Pairing,
     pub(super) pairing_tolerance: u64,
     pub(super) align: Align,
@@ -67,6 +68,7 @@ impl Default for Settings {
             shot_boundaries: String::new(),
             backend: Backend::Auto,
             cuda_device_id: -1,
+            rebuild: Rebuild::Full,
             pairing: Pairing::Timestamps,
             pairing_tolerance: 0,
             align: Align::None,
@@ -231,6 +233,11 @@ pub(super) fn properties() -> &'static [glib::ParamSpec] {
                 .default_value(d.cuda_device_id)
                 .mutable_ready()
                 .build(),
+            glib::ParamSpecEnum::builder_with_default("rebuild", d.rebuild)
+                .nick("Rebuild")
+                .blurb("What a shot boundary does: full = tear the whole GPU/CPU engine down and build a new one (built ahead, no stall); reset = reset the state in place. Scores are the same either way")
+                .mutable_ready()
+                .build(),
             glib::ParamSpecEnum::builder_with_default("pairing", d.pairing)
                 .nick("Pairing")
                 .blurb("How reference and distorted frames are matched: timestamps (by running time, align-offset and pairing-tolerance; a frame missing on one side is reported as a gap, never paired with the wrong one; untimed frames in arrival order) or arrival (n-th with n-th)")
@@ -341,6 +348,7 @@ impl VmafCuda {
             }
             "backend" => s.backend = value.get().unwrap_or_default(),
             "cuda-device-id" => s.cuda_device_id = value.get().unwrap_or(-1),
+            "rebuild" => s.rebuild = value.get().unwrap_or_default(),
             "pairing" => s.pairing = value.get().unwrap_or_default(),
             "pairing-tolerance" => s.pairing_tolerance = value.get().unwrap_or(0),
             "align" => s.align = value.get().unwrap_or_default(),
@@ -375,6 +383,7 @@ impl VmafCuda {
             "shot-boundaries" => s.shot_boundaries.to_value(),
             "backend" => s.backend.to_value(),
             "cuda-device-id" => s.cuda_device_id.to_value(),
+            "rebuild" => s.rebuild.to_value(),
             "pairing" => s.pairing.to_value(),
             "pairing-tolerance" => s.pairing_tolerance.to_value(),
             "align" => s.align.to_value(),
