@@ -169,7 +169,7 @@ fn sweep(sc: &Scenario, mode: Mode) -> usize {
     );
     assert_eq!(reason, None);
     assert_identical(&format!("{mode:?}, no fault"), &clean, &cpu);
-    let mut fired = 0;
+    let (mut fired, mut unused_spare) = (0, 0);
     for kind in FaultKind::ALL {
         fault::clear();
         sc.run(BackendRequest::Auto, mode).expect("clean run");
@@ -184,6 +184,16 @@ fn sweep(sc: &Scenario, mode: Mode) -> usize {
             let (report, backend, reason, _) =
                 result.unwrap_or_else(|e| panic!("{label}: Auto must not fail: {e}"));
             assert!(reached, "{label}: fault not reached");
+            if backend == BackendKind::Cuda && kind != FaultKind::Launch && kind != FaultKind::Copy
+            {
+                // A full rebuild's last build makes the spare engine for a shot that never
+                // comes: a fault there (building, so module load or allocation) is reached
+                // but harms nothing, and the run stays on the GPU with the right numbers.
+                assert_eq!(reason, None, "{label}: a reason without a fall-back");
+                assert_identical(&label, &report, &cpu);
+                unused_spare += 1;
+                continue;
+            }
             assert_eq!(backend, BackendKind::Cpu, "{label}: still on the GPU");
             if let Some(r) = &reason {
                 assert!(r.contains("injected"), "{label}: reason {r}");
@@ -193,6 +203,8 @@ fn sweep(sc: &Scenario, mode: Mode) -> usize {
         }
     }
     assert!(fired > 20, "only {fired} faults fired");
+    // At most the last module load and the last allocation of each run's final spare.
+    assert!(unused_spare <= 2, "{unused_spare} faults changed nothing");
     fired
 }
 
