@@ -46,12 +46,22 @@ impl BenchSpec {
     }
 
     fn scorer(&self, backend: BackendRequest) -> Result<Scorer> {
+        self.scorer_with(backend, |c| c)
+    }
+
+    /// A scorer of the measured model and geometry, keeping no frames, its configuration
+    /// adjusted by `adjust`.
+    fn scorer_with(
+        &self,
+        backend: BackendRequest,
+        adjust: impl FnOnce(ScorerConfig) -> ScorerConfig,
+    ) -> Result<Scorer> {
         let model = Model::builtin(MODEL)?;
         Scorer::with_backend(
-            ScorerConfig {
+            adjust(ScorerConfig {
                 keep_frames: false,
                 ..ScorerConfig::new(model)
-            },
+            }),
             Geometry {
                 width: self.width,
                 height: self.height,
@@ -173,20 +183,13 @@ fn device_run(
     // Frame 0 is the warm-up; the timed frames are 1..=frames, and with shots a new one starts
     // at every multiple of the shot length.
     let (shot_length, rebuild) = shots.unwrap_or((usize::MAX, Rebuild::default()));
-    let config = ScorerConfig {
-        keep_frames: false,
-        keep_shots: false,
-        rebuild,
-        shot_starts: (1..=spec.frames).filter(|i| i % shot_length == 0).collect(),
-        ..ScorerConfig::new(Model::builtin(MODEL)?)
-    };
-    let geometry = Geometry {
-        width: spec.width,
-        height: spec.height,
-        bpc: spec.bpc,
-    };
     let mut scorer =
-        Scorer::with_backend(config, geometry, BackendRequest::CudaContext(ctx.clone()))?;
+        spec.scorer_with(BackendRequest::CudaContext(ctx.clone()), |c| ScorerConfig {
+            keep_shots: false,
+            rebuild,
+            shot_starts: (1..=spec.frames).filter(|i| i % shot_length == 0).collect(),
+            ..c
+        })?;
     let (r, d) = &pictures[0];
     // SAFETY: our own planes, alive until the end of this function, after the scorer has
     // finished with them (push_device returns when the GPU is done reading).
