@@ -3,6 +3,7 @@
 //! per stage, all on the same synthetic content (a handful of distinct pairs rotated, so caches
 //! do not flatter).
 
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use vmafcuda::cuda;
@@ -32,17 +33,45 @@ pub struct BenchSpec {
 }
 
 impl BenchSpec {
-    fn pairs(&self) -> Vec<(Picture, Picture)> {
-        let clip = SynthClip {
-            width: self.width,
-            height: self.height,
-            bpc: self.bpc,
-            frames: self.frames,
-            cut: self.frames,
+    /// The distinct pairs a measurement rotates through: [`DISTINCT`] of them, or one per
+    /// frame when there are fewer frames. Made once per size and bit depth and kept for every
+    /// row and run (a 4K pair takes a while to synthesise; making them again for each run is
+    /// what made the 4K device row come minutes late).
+    fn pairs(&self) -> Arc<[(Picture, Picture)]> {
+        type Made = ((usize, usize, u32), Arc<[(Picture, Picture)]>);
+        static MADE: Mutex<Option<Made>> = Mutex::new(None);
+        let key = (self.width, self.height, self.bpc);
+        let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        let all = match made.as_ref() {
+            Some((k, pairs)) if *k == key => pairs.clone(),
+            _ => {
+                let clip = SynthClip {
+                    width: self.width,
+                    height: self.height,
+                    bpc: self.bpc,
+                    frames: DISTINCT,
+                    cut: DISTINCT,
+                };
+                let t = Instant::now();
+                let pairs: Arc<[(Picture, Picture)]> =
+                    (0..DISTINCT).map(|t| clip.pair(t)).collect();
+                eprintln!(
+                    "bench: {DISTINCT} synthetic {}x{} {}-bit frame pairs made in {:.1} s",
+                    self.width,
+                    self.height,
+                    self.bpc,
+                    t.elapsed().as_secs_f64()
+                );
+                *made = Some((key, pairs.clone()));
+                pairs
+            }
         };
-        (0..DISTINCT.min(self.frames.max(1)))
-            .map(|t| clip.pair(t))
-            .collect()
+        let n = DISTINCT.min(self.frames.max(1));
+        if n == all.len() {
+            all
+        } else {
+            all[..n].to_vec().into()
+        }
     }
 
     fn scorer(&self, backend: BackendRequest) -> Result<Scorer> {
@@ -155,7 +184,7 @@ fn device_run(
         0
     };
     let mut planes = Vec::new();
-    for (r, d) in spec.pairs() {
+    for (r, d) in spec.pairs().iter() {
         let up = |p: &Picture| -> cuda::CudaResult<cuda::DevicePlaneBuf> {
             let mut buf = cuda::DevicePlaneBuf::new(&ctx, spec.width, spec.height, bps)?;
             match &p.luma.data {
@@ -167,7 +196,7 @@ fn device_run(
             }
             Ok(buf)
         };
-        planes.push((up(&r).map_err(backend)?, up(&d).map_err(backend)?));
+        planes.push((up(r).map_err(backend)?, up(d).map_err(backend)?));
     }
     let pictures: Vec<_> = planes
         .iter()
@@ -322,6 +351,23 @@ mod tests {
             .find(|l| l.trim_start().starts_with(stage))
             .unwrap_or_else(|| panic!("no {stage} row in\n{table}"));
         line[4 + 13..].split_whitespace().take(3).collect()
+    }
+
+    #[test]
+    fn frame_pairs_are_made_once_per_size_for_every_row_and_run() {
+        let spec = BenchSpec {
+            width: 40,
+            height: 30,
+            bpc: 8,
+            frames: 20,
+        };
+        let (a, b) = (spec.pairs(), spec.pairs());
+        assert_eq!(a.len(), DISTINCT);
+        assert!(Arc::ptr_eq(&a, &b), "made twice");
+        // Fewer frames than DISTINCT: the first ones, the same pictures.
+        let few = BenchSpec { frames: 3, ..spec }.pairs();
+        assert_eq!(few.len(), 3);
+        assert_eq!(few[2].1.luma, a[2].1.luma);
     }
 
     #[test]
