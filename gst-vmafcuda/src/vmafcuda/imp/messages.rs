@@ -34,13 +34,7 @@ impl VmafCuda {
         stats: &PooledStats,
         method: PoolMethod,
     ) -> gst::structure::Builder {
-        let score = match method {
-            PoolMethod::Min => stats.min,
-            PoolMethod::Max => stats.max,
-            PoolMethod::Mean => stats.mean,
-            PoolMethod::HarmonicMean => stats.harmonic_mean,
-        };
-        b.field("score", score)
+        b.field("score", pick(stats, method))
             .field("mean", stats.mean)
             .field("harmonic-mean", stats.harmonic_mean)
             .field("min", stats.min)
@@ -50,16 +44,54 @@ impl VmafCuda {
 
     pub(super) fn frame_message(&self, state: &State, f: &FrameResult) -> gst::Message {
         let times = state.times.get(&f.index).copied().unwrap_or_default();
+        // `index` is a gint and the times are guint64 (GST_CLOCK_TIME_NONE when unknown), as
+        // upstream `vmaf` posts them, so that its applications read ours unchanged.
         let mut b = Self::vmaf_structure("frame")
-            .field("index", f.index as u64)
+            .field("index", i32::try_from(f.index).unwrap_or(i32::MAX))
             .field("shot", state.shots_posted)
             .field("timestamp", times.pts)
+            .field("stream-time", times.stream_time)
+            .field("running-time", times.running_time)
             .field("duration", times.duration)
             .field("score", f.vmaf());
+        if let Some(p) = f.get("psnr_y") {
+            b = b.field("psnr-y", p);
+        }
         for (key, value) in &f.metrics {
             b = b.field(key.as_str(), *value);
         }
         self.element_message(b.build())
+    }
+
+    /// The fields upstream `vmaf` puts in its pooled message, beside ours: `timestamp`,
+    /// `stream-time`, `running-time` (the end of the last frame, where upstream's output
+    /// segment stands at EOS), `duration` (frames times the reference frame duration, as
+    /// upstream) and, with `psnr`, `psnr-y` pooled with `pool-method`.
+    pub(super) fn pooled_upstream_fields(
+        &self,
+        b: gst::structure::Builder,
+        state: &State,
+    ) -> gst::structure::Builder {
+        let last = state.last_times;
+        let end = |t: Option<gst::ClockTime>| match (t, last.duration) {
+            (Some(t), Some(d)) => Some(t + d),
+            (t, _) => t,
+        };
+        let fps = state.ref_format.as_ref().map(|f| f.info.fps());
+        let duration = match fps {
+            Some(fps) if fps.numer() > 0 && fps.denom() > 0 => gst::ClockTime::SECOND
+                .mul_div_floor(state.next_frame as u64 * fps.denom() as u64, fps.numer() as u64),
+            _ => None,
+        };
+        let mut b = b
+            .field("timestamp", end(last.pts))
+            .field("stream-time", end(last.stream_time))
+            .field("running-time", end(last.running_time))
+            .field("duration", duration);
+        if let Some(stats) = PooledStats::from_values(&state.all_psnr_y) {
+            b = b.field("psnr-y", pick(&stats, state.settings.pool_method));
+        }
+        b
     }
 
     pub(super) fn shot_message(&self, state: &mut State, shot: &ShotResult) -> Messages {
@@ -230,5 +262,15 @@ impl VmafCuda {
         for m in messages {
             let _ = self.obj().post_message(m);
         }
+    }
+}
+
+/// The statistic `method` names.
+fn pick(stats: &PooledStats, method: PoolMethod) -> f64 {
+    match method {
+        PoolMethod::Min => stats.min,
+        PoolMethod::Max => stats.max,
+        PoolMethod::Mean => stats.mean,
+        PoolMethod::HarmonicMean => stats.harmonic_mean,
     }
 }
