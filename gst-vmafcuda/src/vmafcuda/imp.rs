@@ -45,6 +45,8 @@ pub struct VmafCuda {
     state: Mutex<State>,
     /// The shared `GstCudaContext`, found through context sharing or created for us.
     cuda_context: Mutex<Option<gst::Object>>,
+    /// `metrics-file` of the current run (fed by `post`).
+    metrics: Mutex<Option<messages::MetricsSink>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -83,6 +85,7 @@ impl ObjectSubclass for VmafCuda {
             settings: Mutex::new(Settings::default()),
             state: Mutex::new(State::default()),
             cuda_context: Mutex::new(None),
+            metrics: Mutex::new(None),
         }
     }
 }

@@ -91,6 +91,10 @@
 //! true they post an element warning when the run starts and add no field. `threads` and
 //! `log-level` are accepted and change nothing (logging: `GST_DEBUG=vmafcuda:N`).
 //!
+//! # QC metrics
+//! `metrics-file`: the counters and gauges of [`metrics`] (last shot score, alerts, gaps, ...)
+//! in Prometheus text format, rewritten after every shot, gap, alert and at EOS.
+//!
 //! # Report
 //! `report-filename`: a self-contained HTML report ([`vmafcuda_html`]: chart with shot bands,
 //! worst frames, pooled tables) written at EOS, timed by buffer PTS (else caps `framerate`).
@@ -103,6 +107,7 @@ mod align;
 mod fallback;
 mod feeds;
 mod imp;
+pub mod metrics;
 mod pairing;
 mod picture;
 mod report_page;

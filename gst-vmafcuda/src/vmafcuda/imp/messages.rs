@@ -1,6 +1,9 @@
 //! Bus messages: the `VMAF` element messages (frame, shot, alert, gap, align; the pooled
 //! one is built by `finish`) and posting them once the state lock is released.
 
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use gst::prelude::*;
 use gst::subclass::prelude::*;
 
@@ -10,13 +13,22 @@ use vmafcuda::report::{FrameResult, ShotResult};
 use super::super::alerts::{Alert, ScoredFrame};
 use super::super::align::Estimate;
 use super::super::feeds::AlignNews;
-use super::super::PoolMethod;
+use super::super::metrics::{write_atomically, QcMetrics};
+use super::super::{PoolMethod, VmafMessage};
 use super::settings::DEFAULT_FRAME_NS;
 use super::state::State;
-use super::{VmafCuda, CAT};
+use super::{lock, VmafCuda, CAT};
 
 /// What a step of scoring produced, posted once the state lock is released.
 pub(super) type Messages = Vec<gst::Message>;
+
+/// `metrics-file`: where the run's QC metrics go, and what they are so far.
+pub(super) struct MetricsSink {
+    path: PathBuf,
+    metrics: QcMetrics,
+    /// A write failed and was reported (once per run).
+    warned: bool,
+}
 
 impl VmafCuda {
     pub(super) fn vmaf_structure(kind: &str) -> gst::structure::Builder {
@@ -260,7 +272,57 @@ impl VmafCuda {
 
     pub(super) fn post(&self, messages: Messages) {
         for m in messages {
+            self.update_metrics(&m);
             let _ = self.obj().post_message(m);
+        }
+    }
+
+    /// Starts `metrics-file` for a run (None: off) and writes it once, all zeros, so that a
+    /// scraper finds the series from the start.
+    pub(super) fn start_metrics(&self, path: Option<&str>) {
+        let sink = path.map(|p| MetricsSink {
+            path: PathBuf::from(p.replace("%d", "0")),
+            metrics: QcMetrics::default(),
+            warned: false,
+        });
+        *lock(&self.metrics) = sink;
+        self.write_metrics();
+    }
+
+    fn update_metrics(&self, message: &gst::Message) {
+        let changed = {
+            let mut sink = lock(&self.metrics);
+            match (sink.as_mut(), VmafMessage::parse(message)) {
+                (Some(sink), Some(m)) => sink.metrics.observe(&m),
+                _ => false,
+            }
+        };
+        if changed {
+            self.write_metrics();
+        }
+    }
+
+    fn write_metrics(&self) {
+        let mut guard = lock(&self.metrics);
+        let Some(sink) = guard.as_mut() else {
+            return;
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let text = sink.metrics.render(&self.obj().name(), now);
+        if let Err(e) = write_atomically(&sink.path, &text) {
+            // Once per run: a full disk must not flood the bus, and scoring goes on.
+            if !sink.warned {
+                sink.warned = true;
+                let path = sink.path.display().to_string();
+                drop(guard);
+                gst::element_imp_warning!(
+                    self,
+                    gst::ResourceError::OpenWrite,
+                    ("cannot write metrics-file {path}: {e}")
+                );
+            }
         }
     }
 }

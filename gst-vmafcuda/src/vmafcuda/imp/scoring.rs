@@ -67,6 +67,7 @@ impl VmafCuda {
                 settings.log_level
             );
         }
+        let metrics_file = settings.metrics_file.clone();
         let mut state = lock(&self.state);
         let (rf, df) = (state.ref_format.take(), state.dist_format.take());
         let frame_ns = rf.as_ref().map_or(DEFAULT_FRAME_NS, Self::frame_ns);
@@ -83,6 +84,7 @@ impl VmafCuda {
             ..State::default()
         };
         drop(state);
+        self.start_metrics(metrics_file.as_deref());
         self.update_latency();
         Ok(())
     }

@@ -37,6 +37,7 @@ pub(super) struct Settings {
     pub(super) results_filename: Option<String>,
     pub(super) results_format: ResultsFormat,
     pub(super) report_filename: Option<String>,
+    pub(super) metrics_file: Option<String>,
     pub(super) shot_detection: ShotDetection,
     pub(super) shot_threshold: f64,
     pub(super) min_shot_length: u32,
@@ -76,6 +77,7 @@ impl Default for Settings {
             results_filename: None,
             results_format: ResultsFormat::None,
             report_filename: None,
+            metrics_file: None,
             shot_detection: ShotDetection::Events,
             shot_threshold: detector.threshold,
             min_shot_length: detector.min_shot_length as u32,
@@ -278,6 +280,11 @@ pub(super) fn properties() -> &'static [glib::ParamSpec] {
                 .blurb("Write a self-contained HTML report (VMAF chart with shot bands, worst frames, pooled tables) to this file at EOS; %d is replaced by the stream index 0")
                 .mutable_ready()
                 .build(),
+            glib::ParamSpecString::builder("metrics-file")
+                .nick("Prometheus metrics file")
+                .blurb("Write QC metrics (last shot score, frames scored, alerts, gaps, ...) in Prometheus text format to this file, replaced atomically after every shot, gap, alert and at EOS (e.g. for node_exporter's textfile collector; %d is replaced by the stream index 0)")
+                .mutable_ready()
+                .build(),
             glib::ParamSpecEnum::builder_with_default("shot-detection", d.shot_detection)
                 .nick("Shot detection")
                 .blurb("Boundary sources beyond shot-boundaries, vmafcuda-shot-boundary events, new segments and stream-start: none; events (+ force-key-unit events, as sent by scenechange); auto (+ the built-in cut detector on the reference)")
@@ -420,6 +427,7 @@ impl VmafCuda {
             "results-filename" => s.results_filename = value.get().ok().flatten(),
             "results-format" => s.results_format = value.get().unwrap_or_default(),
             "report-filename" => s.report_filename = value.get().ok().flatten(),
+            "metrics-file" => s.metrics_file = value.get().ok().flatten(),
             "shot-detection" => s.shot_detection = value.get().unwrap_or_default(),
             "shot-threshold" => s.shot_threshold = value.get().unwrap_or(s.shot_threshold),
             "min-shot-length" => s.min_shot_length = value.get().unwrap_or(s.min_shot_length),
@@ -471,6 +479,7 @@ impl VmafCuda {
             "results-filename" => s.results_filename.to_value(),
             "results-format" => s.results_format.to_value(),
             "report-filename" => s.report_filename.to_value(),
+            "metrics-file" => s.metrics_file.to_value(),
             "shot-detection" => s.shot_detection.to_value(),
             "shot-threshold" => s.shot_threshold.to_value(),
             "min-shot-length" => s.min_shot_length.to_value(),
