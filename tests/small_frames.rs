@@ -141,7 +141,10 @@ fn check(case: &str, ours: &Report) {
     let ffmpeg = expected(case, "ffmpeg");
     for key in DETERMINISTIC {
         let d = worst(case, ours, &full, key, true);
-        assert!(d <= 1e-9, "{case} {key}: {d:e} from libvmaf 3.2.0 (full precision)");
+        assert!(
+            d <= 1e-9,
+            "{case} {key}: {d:e} from libvmaf 3.2.0 (full precision)"
+        );
         let d = worst(case, ours, &ffmpeg, key, true);
         assert!(d <= PRINT_TOL, "{case} {key}: {d:e} from FFmpeg's libvmaf");
     }
@@ -153,11 +156,17 @@ fn check(case: &str, ours: &Report) {
             (true, "vmaf") => 1e-3,
             (true, _) => 5e-5,
         };
-        assert!(d <= allowed, "{case} {key}: {d:e} from FFmpeg's libvmaf (allowed {allowed:e})");
+        assert!(
+            d <= allowed,
+            "{case} {key}: {d:e} from FFmpeg's libvmaf (allowed {allowed:e})"
+        );
     }
     if !narrow {
         let d = worst(case, ours, &full, "integer_adm_scale0", true);
-        assert!(d <= 1e-9, "{case} integer_adm_scale0: {d:e} from libvmaf 3.2.0");
+        assert!(
+            d <= 1e-9,
+            "{case} integer_adm_scale0: {d:e} from libvmaf 3.2.0"
+        );
     }
 }
 
@@ -195,7 +204,10 @@ fn sixteen_pixels_are_refused_with_a_true_message() {
             .err()
             .unwrap_or_else(|| panic!("{width}x{height} must be refused"));
         let text = err.to_string();
-        assert!(matches!(err, Error::FrameTooSmall { min: 17, .. }), "{text}");
+        assert!(
+            matches!(err, Error::FrameTooSmall { min: 17, .. }),
+            "{text}"
+        );
         assert!(
             text.contains(&format!("{width}x{height}")) && text.contains("17x17"),
             "{text}"
@@ -203,4 +215,3 @@ fn sixteen_pixels_are_refused_with_a_true_message() {
         assert!(text.contains("16 pixels and below"), "{text}");
     }
 }
-

@@ -279,5 +279,8 @@ fn report_title_names_the_files_without_stray_quotes() {
         title.starts_with("VMAF ") && title.ends_with(&tail),
         "title {title:?} should end with {tail:?}"
     );
-    assert!(!title.contains('"') && !title.contains("&quot;"), "{title:?}");
+    assert!(
+        !title.contains('"') && !title.contains("&quot;"),
+        "{title:?}"
+    );
 }

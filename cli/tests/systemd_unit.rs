@@ -108,7 +108,9 @@ fn unit_starts_the_service_on_the_default_socket_and_stops_it_cleanly() {
         .output()
         .expect("run vmafcuda score");
     assert!(o.status.success(), "{}", common::stderr(&o));
-    assert!(common::load_output(&out)["frames"].as_array().is_some_and(|f| f.len() == 5));
+    assert!(common::load_output(&out)["frames"]
+        .as_array()
+        .is_some_and(|f| f.len() == 5));
 
     // The unit's KillSignal ends it: exit status 0, socket removed, the run in its log.
     // SAFETY: kill(2) on our own child, not yet reaped (its pid cannot have been reused).
@@ -159,5 +161,8 @@ fn unit_passes_systemd_analyze_verify() {
     }
     // Problems with the file are reported as lines naming it (some only as warnings, rc 0).
     assert!(o.status.success(), "systemd-analyze verify: {out}");
-    assert!(!out.contains("vmafcuda.service"), "systemd-analyze verify: {out}");
+    assert!(
+        !out.contains("vmafcuda.service"),
+        "systemd-analyze verify: {out}"
+    );
 }

@@ -56,9 +56,16 @@ fn rust_example_reports_frames_shots_alerts_and_the_pooled_score() {
     assert_eq!((pooled.frames, pooled.shots), (20, 2));
     // Reduced contrast scores below 99: the alert threshold fires, and the example says so.
     assert!(pooled.alerts > 0, "{pooled:?}");
-    assert!(log.lines.iter().any(|l| l.starts_with("ALERT (")), "{:?}", log.lines);
     assert!(
-        log.lines.last().unwrap().starts_with("stream: 20 frames, 2 shots, VMAF "),
+        log.lines.iter().any(|l| l.starts_with("ALERT (")),
+        "{:?}",
+        log.lines
+    );
+    assert!(
+        log.lines
+            .last()
+            .unwrap()
+            .starts_with("stream: 20 frames, 2 shots, VMAF "),
         "{:?}",
         log.lines
     );
@@ -90,7 +97,10 @@ fn parse_exposition(text: &str) -> BTreeMap<(String, String), f64> {
                 .get(name)
                 .unwrap_or_else(|| panic!("{name} sampled before its TYPE"));
             if kind == "counter" {
-                assert!(name.ends_with("_total"), "counter {name} must end in _total");
+                assert!(
+                    name.ends_with("_total"),
+                    "counter {name} must end in _total"
+                );
             }
             for label in labels.split(',').filter(|l| !l.is_empty()) {
                 let (k, v) = label.split_once('=').expect("label=value");
@@ -208,13 +218,17 @@ fn python_with_gi() -> Option<String> {
 fn plugin_dir() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?.parent()?;
-    dir.join("libgstvmafcuda.so").exists().then(|| dir.to_path_buf())
+    dir.join("libgstvmafcuda.so")
+        .exists()
+        .then(|| dir.to_path_buf())
 }
 
 #[test]
 fn python_example_prints_the_messages_as_json_lines() {
     let Some(python) = python_with_gi() else {
-        eprintln!("skipped: no python3 with PyGObject (apt-get install python3-gi gir1.2-gstreamer-1.0)");
+        eprintln!(
+            "skipped: no python3 with PyGObject (apt-get install python3-gi gir1.2-gstreamer-1.0)"
+        );
         return;
     };
     let Some(plugins) = plugin_dir() else {

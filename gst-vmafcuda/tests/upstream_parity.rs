@@ -50,8 +50,10 @@ fn upstream_properties() -> Vec<Upstream> {
     ]
 }
 
-/// Upstream's enum properties: name, default nick, and every (value, nick) in order.
-const UPSTREAM_ENUMS: &[(&str, &str, &[(i32, &str)])] = &[
+/// An upstream enum property: name, default nick, and every (value, nick) in order.
+type UpstreamEnum = (&'static str, &'static str, &'static [(i32, &'static str)]);
+
+const UPSTREAM_ENUMS: &[UpstreamEnum] = &[
     (
         "pool-method",
         "mean",
@@ -216,7 +218,8 @@ fn run_until_eos(description: &str, warnings_fail: bool) -> (Vec<gst::Structure>
 }
 
 /// Upstream's `test_vmaf_identical_frames`, with `vmaf` renamed to `vmafcuda`.
-const UPSTREAM_IDENTICAL_FRAMES: &str = "videotestsrc num-buffers=5 pattern=solid-color foreground-color=0x00ff0000 ! \
+const UPSTREAM_IDENTICAL_FRAMES: &str =
+    "videotestsrc num-buffers=5 pattern=solid-color foreground-color=0x00ff0000 ! \
      video/x-raw,format=I420,width=320,height=180,framerate=25/1 ! v.ref_sink \
      vmafcuda name=v frame-message=true threads=0 ! fakesink \
      videotestsrc num-buffers=5 pattern=solid-color foreground-color=0x00ff0000 ! \
@@ -263,10 +266,7 @@ fn upstream_check_test_identical_frames_passes() {
         assert_eq!(f.get::<u64>("stream-time").unwrap(), t);
         assert_eq!(f.get::<u64>("duration").unwrap(), 40_000_000);
         let score = f.get::<f64>("score").unwrap();
-        assert!(
-            score > 90.0 && score <= 100.0,
-            "identical frames: {score}"
-        );
+        assert!(score > 90.0 && score <= 100.0, "identical frames: {score}");
     }
     // Pooled: upstream's duration is frames x frame duration; the times stand at the end.
     assert_eq!(last.get::<u64>("duration").unwrap(), 200_000_000);
@@ -317,7 +317,11 @@ fn psnr_y_is_posted_under_upstream_name_in_frame_and_pooled_messages() {
 
 #[test]
 fn phone_model_applies_the_score_transform_like_enable_transform() {
-    let plain = scores(&run_until_eos(&corpus_pipeline(""), true).0, "frame", "score");
+    let plain = scores(
+        &run_until_eos(&corpus_pipeline(""), true).0,
+        "frame",
+        "score",
+    );
     let phone = scores(
         &run_until_eos(&corpus_pipeline("phone-model=true"), true).0,
         "frame",
@@ -349,7 +353,8 @@ fn threads_and_log_level_are_accepted_without_warning() {
 #[test]
 fn features_we_do_not_compute_warn_and_scoring_goes_on() {
     let (vmaf, warnings) = run_until_eos(
-        &UPSTREAM_IDENTICAL_FRAMES.replace("threads=0", "ssim=true ms-ssim=true conf-interval=true"),
+        &UPSTREAM_IDENTICAL_FRAMES
+            .replace("threads=0", "ssim=true ms-ssim=true conf-interval=true"),
         false,
     );
     for what in ["ssim=true", "ms-ssim=true", "conf-interval=true"] {

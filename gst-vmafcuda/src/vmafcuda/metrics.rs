@@ -109,7 +109,11 @@ impl QcMetrics {
             // The usual reasons always appear (0 until they happen), so alerting rules and
             // rate() see the series from the start.
             let mut keys: Vec<&str> = reasons.to_vec();
-            keys.extend(m.keys().map(String::as_str).filter(|k| !reasons.contains(k)));
+            keys.extend(
+                m.keys()
+                    .map(String::as_str)
+                    .filter(|k| !reasons.contains(k)),
+            );
             keys.iter()
                 .map(|k| {
                     (
@@ -213,7 +217,11 @@ impl QcMetrics {
             "vmafcuda_end_of_stream",
             "gauge",
             "1 once the stream ended and its pooled score was posted.",
-            &one(if self.stream_score.is_some() { 1.0 } else { 0.0 }),
+            &one(if self.stream_score.is_some() {
+                1.0
+            } else {
+                0.0
+            }),
         );
         family(
             "vmafcuda_last_update_timestamp_seconds",

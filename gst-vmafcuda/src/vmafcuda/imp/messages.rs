@@ -92,7 +92,10 @@ impl VmafCuda {
         let fps = state.ref_format.as_ref().map(|f| f.info.fps());
         let duration = match fps {
             Some(fps) if fps.numer() > 0 && fps.denom() > 0 => gst::ClockTime::SECOND
-                .mul_div_floor(state.next_frame as u64 * fps.denom() as u64, fps.numer() as u64),
+                .mul_div_floor(
+                    state.next_frame as u64 * fps.denom() as u64,
+                    fps.numer() as u64,
+                ),
             _ => None,
         };
         let mut b = b
