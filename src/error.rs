@@ -11,7 +11,7 @@ pub enum Error {
     Y4m(#[from] Y4mError),
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error("frame size {width}x{height} is too small: VMAF needs at least {min}x{min} (libvmaf itself crashes below that)")]
+    #[error("frame size {width}x{height} is too small: VMAF needs at least {min}x{min} (libvmaf itself crashes at 16 pixels and below)")]
     FrameTooSmall {
         width: usize,
         height: usize,

@@ -19,8 +19,8 @@ use crate::model::{Model, PredictOptions};
 use crate::report::{FrameResult, Report, ShotResult};
 use crate::session::{FrameFeatures, Session};
 
-/// Smallest frame side libvmaf can score (it crashes in ADM at 17 px and below).
-pub const MIN_DIMENSION: usize = 18;
+/// Smallest frame side libvmaf can score (17: it crashes at 16 px and below).
+pub const MIN_DIMENSION: usize = 17;
 
 /// What to compute.
 #[derive(Clone, Debug)]

@@ -287,6 +287,9 @@ fn gpu_adm_equals_cpu_on_synthetic_worst_cases() {
         // scales 1..3: of 8), unmirrored row/column -1 of 3..4-long inputs (17..32 pixels),
         // non-integer gain limits (rounded vs truncated columns), every depth.
         let specs: &[(usize, usize, u32, f64)] = &[
+            (17, 17, 8, 100.0),
+            (17, 18, 10, 100.0),
+            (40, 17, 8, 100.0),
             (18, 18, 8, 100.0),
             (19, 19, 8, 100.0),
             (19, 23, 8, 100.0),
@@ -461,7 +464,7 @@ fn gpu_adm_rejects_what_it_cannot_score() {
     let Some(_gpu) = gpu() else { return };
     {
         let g = Gpu::new();
-        for (w, h, bpc) in [(17, 18, 8), (18, 17, 8), (64, 64, 7), (64, 64, 17)] {
+        for (w, h, bpc) in [(16, 18, 8), (18, 16, 8), (64, 64, 7), (64, 64, 17)] {
             assert!(GpuAdm::new(&g.ctx, g.kernels.clone(), w, h, bpc, 100.0, 1).is_err());
         }
         assert!(GpuAdm::new(&g.ctx, g.kernels.clone(), 64, 64, 8, 100.0, 0).is_err());

@@ -64,6 +64,14 @@ impl Source {
         }
     }
 
+    /// The source as the user named it, unquoted (the HTML report's title and facts).
+    pub fn display_name(&self) -> String {
+        match self {
+            Source::Video(r) => r.path().display().to_string(),
+            Source::Synthetic { .. } => self.name(),
+        }
+    }
+
     /// How the source is read (`y4m`, FFmpeg's codec and pixel format), for summaries.
     pub fn how(&self) -> String {
         match self {

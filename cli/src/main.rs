@@ -464,7 +464,7 @@ fn score_prepared(
             let facts = html::InputFacts {
                 timing: Timing::from_frame_rate(frame_rate),
                 device: html::describe_device(&report.backend, 0),
-                ..html::InputFacts::new(reference.name(), r.source.name())
+                ..html::InputFacts::new(reference.display_name(), r.source.display_name())
             };
             html::write_files(
                 std::slice::from_ref(&report),

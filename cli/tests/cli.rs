@@ -234,7 +234,7 @@ fn mismatched_sizes_are_a_clear_error() {
 }
 
 #[test]
-fn frames_smaller_than_18_are_refused_not_crashed() {
+fn frames_of_16_pixels_or_less_are_refused_not_crashed() {
     for n in ["16x16", "8x8"] {
         let o = vmafcuda(&[
             "score",
@@ -246,6 +246,7 @@ fn frames_smaller_than_18_are_refused_not_crashed() {
         ]);
         assert_eq!(o.status.code(), Some(1), "{n}: {}", stderr(&o));
         assert!(stderr(&o).contains("too small"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("16 pixels and below"), "{}", stderr(&o));
     }
 }
 

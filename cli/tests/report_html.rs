@@ -262,3 +262,25 @@ fn report_renders_in_headless_chromium_without_errors() {
     }
     let _ = std::fs::remove_dir_all(&profile);
 }
+
+#[test]
+fn report_title_names_the_files_without_stray_quotes() {
+    let page = read(&outputs().0);
+    let title = page
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .expect("a <title>");
+    let distorted = common::pair_distorted(PAIR);
+    let reference = common::pair_reference(PAIR);
+    let name = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+    let tail = format!(": {} vs {}", name(&distorted), name(&reference));
+    assert!(
+        title.starts_with("VMAF ") && title.ends_with(&tail),
+        "title {title:?} should end with {tail:?}"
+    );
+    assert!(
+        !title.contains('"') && !title.contains("&quot;"),
+        "{title:?}"
+    );
+}

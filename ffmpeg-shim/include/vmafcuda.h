@@ -38,7 +38,7 @@ enum VmafcudaStatus {
     VMAFCUDA_ERR_INVALID_ARGUMENT = -1,
     /* The model could not be found, read or parsed. */
     VMAFCUDA_ERR_MODEL = -2,
-    /* A frame does not match the run (size, bit depth) or is too small for VMAF (< 18x18). */
+    /* A frame does not match the run (size, bit depth) or is too small for VMAF (< 17x17). */
     VMAFCUDA_ERR_GEOMETRY = -3,
     /* Not supported by this build or this backend (e.g. device frames without CUDA). */
     VMAFCUDA_ERR_UNSUPPORTED = -4,

@@ -219,7 +219,7 @@ fn cube_of_zero(k: &BandK) -> i64 {
 }
 
 impl GpuAdm {
-    /// Sets up ADM of `width` x `height` planes of `bpc` bits (8..=16, at least 18x18) with
+    /// Sets up ADM of `width` x `height` planes of `bpc` bits (8..=16, at least 17x17) with
     /// `slots` pinned result slots, allocating all scratch.
     pub fn new(
         ctx: &Context,

@@ -35,7 +35,7 @@
 //! (distorted); rounding constants stored in `int32_t` that turn into -2^31; `int16_t`
 //! truncations; the float/double order of every final conversion.
 //!
-//! Frames must be at least 18x18 (libvmaf itself crashes below that): [`AdmExtractor::new`]
+//! Frames must be at least 17x17 (libvmaf itself crashes at 16 and below): [`AdmExtractor::new`]
 //! panics otherwise. An extractor keeps one word of state between frames (the DWT scratch word
 //! above), like libvmaf's; use a fresh one per libvmaf session (per shot).
 
@@ -62,7 +62,7 @@ pub(crate) use masking::{den_k, BandK, MaskGeom};
 pub const DEFAULT_ADM_ENHN_GAIN_LIMIT: f64 = 100.0;
 
 /// Smallest width and height libvmaf's ADM survives.
-pub const MIN_DIMENSION: usize = 18;
+pub const MIN_DIMENSION: usize = 17;
 
 /// ADM features of one frame, as libvmaf reports them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -101,7 +101,7 @@ pub struct AdmGeometry {
 }
 
 impl AdmGeometry {
-    /// Constants for `width` x `height` pictures of `bpc` bits (at least 18x18, 8..=16 bits).
+    /// Constants for `width` x `height` pictures of `bpc` bits (at least 17x17, 8..=16 bits).
     pub fn new(width: usize, height: usize, bpc: u32) -> AdmGeometry {
         let mut scales = Vec::with_capacity(4);
         let (mut in_w, mut in_h) = (width, height);
@@ -488,7 +488,7 @@ impl AdmExtractor {
 
     /// An extractor for `width` x `height` pictures of `bpc` bits (8..=16).
     ///
-    /// Panics if the size is below 18x18 (libvmaf crashes there; callers reject such input
+    /// Panics if the size is below 17x17 (libvmaf crashes at 16; callers reject such input
     /// first) or `bpc` is outside 8..=16.
     pub fn new(width: usize, height: usize, bpc: u32, enhn_gain_limit: f64) -> Self {
         assert!(

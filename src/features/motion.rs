@@ -335,7 +335,7 @@ fn processed(motion2: f64) -> f64 {
 
 /// libvmaf's edge mirror (`-i` before the start, `2 * size - i - 2` past the end). For planes
 /// smaller than 3 samples that still falls outside (libvmaf then reads out of bounds; it never
-/// gets there since it refuses frames below 18x18): reflect again, so nothing panics.
+/// gets there: frames below 17x17 are refused): reflect again, so nothing panics.
 #[inline]
 fn mirror(idx: isize, size: usize) -> usize {
     let n = size as isize;

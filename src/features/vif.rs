@@ -28,8 +28,8 @@
 //! halves in `u32` lanes instead of `u64`, decimation filters only the rows it keeps. The
 //! statistic runs branch-free on blocks of pixels, with the exact `f64` arithmetic of libvmaf.
 //!
-//! Frames must be at least 18x18 (libvmaf itself crashes below that; [`VifExtractor::new`]
-//! panics).
+//! Frames must be at least 17x17 (libvmaf itself crashes at 16 and below; [`VifExtractor::new`]
+//! panics; `tests/small_frames.rs` checks 17-pixel pictures against libvmaf).
 
 use std::sync::OnceLock;
 
@@ -38,8 +38,8 @@ use crate::frame::{Plane, Samples};
 /// libvmaf's default `vif_enhn_gain_limit` (`vmaf_v0.6.1neg` uses 1.0).
 pub const DEFAULT_VIF_ENHN_GAIN_LIMIT: f64 = 100.0;
 
-/// Smallest width and height libvmaf accepts (below that its ADM crashes).
-pub const MIN_DIMENSION: usize = 18;
+/// Smallest width and height libvmaf accepts (it crashes at 16 and below).
+pub const MIN_DIMENSION: usize = 17;
 
 /// The Gaussian filters of the four scales (libvmaf's `vif_filter1d_table`).
 const FILTER_0: [u16; 17] = [

@@ -45,6 +45,8 @@ pub struct VmafCuda {
     state: Mutex<State>,
     /// The shared `GstCudaContext`, found through context sharing or created for us.
     cuda_context: Mutex<Option<gst::Object>>,
+    /// `metrics-file` of the current run (fed by `post`).
+    metrics: Mutex<Option<messages::MetricsSink>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -83,6 +85,7 @@ impl ObjectSubclass for VmafCuda {
             settings: Mutex::new(Settings::default()),
             state: Mutex::new(State::default()),
             cuda_context: Mutex::new(None),
+            metrics: Mutex::new(None),
         }
     }
 }
@@ -121,10 +124,13 @@ impl ElementImpl for VmafCuda {
                  scored per shot on CUDA (zero-copy from CUDA memory) or the CPU; \
                  results as VMAF element messages and a libvmaf-layout results file. \
                  Bus: element messages named VMAF with type=frame (with frame-message: index, \
-                 shot, timestamp, duration, score, one field per feature), type=shot (index, \
-                 first-frame, last-frame, frames, start, end, score, mean, harmonic-mean, min, \
-                 max, p5) and type=pooled at EOS (the same statistics, frames, shots, \
-                 frames-in-place, frames-system-memory). Shots start at shot-boundaries, at \
+                 shot, timestamp, stream-time, running-time, duration, score, psnr-y with psnr, \
+                 one field per feature), type=shot (index, first-frame, last-frame, frames, \
+                 start, end, score, mean, harmonic-mean, min, max, p5) and type=pooled at EOS \
+                 (timestamp, stream-time, running-time, duration, the same statistics, frames, \
+                 shots, frames-in-place, frames-system-memory). Properties and message fields \
+                 of GStreamer's vmaf element are all supported (ssim, ms-ssim, conf-interval \
+                 only warn). Shots start at shot-boundaries, at \
                  vmafcuda-shot-boundary custom downstream events, new segments, stream-start, and \
                  with shot-detection=events|auto at force-key-unit events or detected cuts",
                 "vmafcuda developers",

@@ -53,9 +53,10 @@
 //!
 //! # Bus messages
 //! Element messages with a structure named `VMAF`, field `type` one of:
-//! * `frame` (with `frame-message=true`): `index` (frame number), `shot`, `timestamp` (PTS),
-//!   `duration`, `score` (VMAF) and every metric under its libvmaf key (`integer_adm2`,
-//!   `integer_motion2`, `psnr_y`, ...).
+//! * `frame` (with `frame-message=true`): `index` (frame number, gint as upstream), `shot`,
+//!   `timestamp` (PTS), `stream-time`, `running-time` (of the PTS in the reference pad's
+//!   segment), `duration`, `score` (VMAF), with `psnr` also `psnr-y` (upstream's name), and
+//!   every metric under its libvmaf key (`integer_adm2`, `integer_motion2`, `psnr_y`, ...).
 //! * `shot`: `index` (shot number), `first-frame`, `last-frame`, `frames`, `start`
 //!   (PTS of the first frame), `end` (PTS of the last frame plus its duration), `score`
 //!   (pooled with `pool-method`), `mean`, `harmonic-mean`, `min`, `max`, `p5`,
@@ -64,7 +65,9 @@
 //! * `pooled` (at EOS): `frames`, `shots`, `frames-in-place` (frame pairs read straight from
 //!   CUDA memory, no copy of frame data), `frames-system-memory`, `frames-missing`,
 //!   `frames-repeated`, `frames-extra`, `gaps`, `alerts`, `alerts-suppressed`, `align-offset`
-//!   (ns), and the same statistics over the whole stream.
+//!   (ns), and the same statistics over the whole stream; and upstream's fields: `timestamp`,
+//!   `stream-time`, `running-time` (the end of the last frame), `duration` (frames times the
+//!   reference frame duration), with `psnr` also `psnr-y` (pooled with `pool-method`).
 //! * `gap`: reference frames that went out unscored: `reason` (`dropped`, `stalled`,
 //!   `leading` = before the distorted feed began), `shot` (open when the gap began),
 //!   `before-frame` (index of the next scored frame), `frames`, `start`, `end` (PTS range).
@@ -76,8 +79,21 @@
 //!   used), `matched`, `cost` (mean fingerprint distance), `distinct` (no other offset matched
 //!   nearly as well).
 //!
-//! All also carry `stream` = 0 (the field upstream's `vmaf` element uses). [`VmafMessage`]
-//! parses them.
+//! All also carry `stream` = 0. [`VmafMessage`] parses them.
+//!
+//! # Upstream `vmaf` parity
+//! Every property of GStreamer's `vmaf` element (gst-plugins-bad 1.28) exists with its name,
+//! type, default, range and enum nicks/values, and the upstream message fields (`timestamp`,
+//! `stream-time`, `running-time`, `duration` as guint64, `score`, `type`, gint `index`,
+//! `psnr-y`) are posted with upstream's types, so an application switches by renaming the
+//! element. `phone-model` applies the model's transform (as upstream: the same flag as
+//! `enable-transform`). `ssim`, `ms-ssim` and `conf-interval` are not computed here: set to
+//! true they post an element warning when the run starts and add no field. `threads` and
+//! `log-level` are accepted and change nothing (logging: `GST_DEBUG=vmafcuda:N`).
+//!
+//! # QC metrics
+//! `metrics-file`: the counters and gauges of [`metrics`] (last shot score, alerts, gaps, ...)
+//! in Prometheus text format, rewritten after every shot, gap, alert and at EOS.
 //!
 //! # Report
 //! `report-filename`: a self-contained HTML report ([`vmafcuda_html`]: chart with shot bands,
@@ -91,6 +107,7 @@ mod align;
 mod fallback;
 mod feeds;
 mod imp;
+pub mod metrics;
 mod pairing;
 mod picture;
 mod report_page;
@@ -138,7 +155,8 @@ pub enum PoolMethod {
     HarmonicMean = 4,
 }
 
-/// Results file format (upstream `vmaf` names).
+/// Results file format (upstream `vmaf` nicks and values, which are libvmaf's
+/// `VmafOutputFormat`, so that numeric settings mean the same on both elements).
 #[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
 #[repr(u32)]
 #[enum_type(name = "GstVmafCudaResultsFormat")]
@@ -146,12 +164,32 @@ pub enum ResultsFormat {
     #[default]
     #[enum_value(name = "None (JSON when results-filename is set)", nick = "none")]
     None = 0,
-    #[enum_value(name = "Comma Separated File (csv)", nick = "csv")]
-    Csv = 1,
     #[enum_value(name = "XML", nick = "xml")]
-    Xml = 2,
+    Xml = 1,
     #[enum_value(name = "JSON", nick = "json")]
-    Json = 3,
+    Json = 2,
+    #[enum_value(name = "Comma Separated File (csv)", nick = "csv")]
+    Csv = 3,
+}
+
+/// `log-level` (upstream `vmaf` nicks and values, libvmaf's `VmafLogLevel`). Upstream sets
+/// libvmaf's own log level with it; this element logs through its GStreamer debug category
+/// (`GST_DEBUG=vmafcuda:N`), so the value is kept and read back but changes nothing.
+#[derive(Debug, Eq, PartialEq, Ord, PartialOrd, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafCudaLogLevel")]
+pub enum LogLevel {
+    #[default]
+    #[enum_value(name = "No logging", nick = "none")]
+    None = 0,
+    #[enum_value(name = "Error", nick = "error")]
+    Error = 1,
+    #[enum_value(name = "Warning", nick = "warning")]
+    Warning = 2,
+    #[enum_value(name = "Info", nick = "info")]
+    Info = 3,
+    #[enum_value(name = "Debug", nick = "debug")]
+    Debug = 4,
 }
 
 /// Which boundary sources beyond the explicit ones are used.
@@ -264,6 +302,9 @@ pub struct FrameScore {
     pub index: u64,
     pub shot: u64,
     pub timestamp: Option<gst::ClockTime>,
+    /// Of `timestamp` in the reference pad's segment (as upstream `vmaf` posts them).
+    pub stream_time: Option<gst::ClockTime>,
+    pub running_time: Option<gst::ClockTime>,
     pub duration: Option<gst::ClockTime>,
     pub score: f64,
     /// Every metric under its libvmaf key, `vmaf` included, in libvmaf's order.
@@ -373,8 +414,12 @@ const FRAME_FIELDS: &[&str] = &[
     "index",
     "shot",
     "timestamp",
+    "stream-time",
+    "running-time",
     "duration",
     "score",
+    // Upstream `vmaf`'s name for `psnr_y`, which is among the metrics already.
+    "psnr-y",
 ];
 
 impl VmafMessage {
@@ -404,9 +449,16 @@ impl VmafMessage {
         };
         match s.get::<&str>("type").ok()? {
             "frame" => Some(VmafMessage::Frame(FrameScore {
-                index: s.get("index").ok()?,
+                // A gint, as upstream `vmaf` posts it (older vmafcuda posted a guint64).
+                index: s
+                    .get::<i32>("index")
+                    .ok()
+                    .and_then(|i| u64::try_from(i).ok())
+                    .or_else(|| s.get::<u64>("index").ok())?,
                 shot: s.get("shot").ok()?,
                 timestamp: time("timestamp"),
+                stream_time: time("stream-time"),
+                running_time: time("running-time"),
                 duration: time("duration"),
                 score: s.get("score").ok()?,
                 metrics: s

@@ -1,6 +1,9 @@
 //! Bus messages: the `VMAF` element messages (frame, shot, alert, gap, align; the pooled
 //! one is built by `finish`) and posting them once the state lock is released.
 
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use gst::prelude::*;
 use gst::subclass::prelude::*;
 
@@ -10,13 +13,22 @@ use vmafcuda::report::{FrameResult, ShotResult};
 use super::super::alerts::{Alert, ScoredFrame};
 use super::super::align::Estimate;
 use super::super::feeds::AlignNews;
-use super::super::PoolMethod;
+use super::super::metrics::{write_atomically, QcMetrics};
+use super::super::{PoolMethod, VmafMessage};
 use super::settings::DEFAULT_FRAME_NS;
 use super::state::State;
-use super::{VmafCuda, CAT};
+use super::{lock, VmafCuda, CAT};
 
 /// What a step of scoring produced, posted once the state lock is released.
 pub(super) type Messages = Vec<gst::Message>;
+
+/// `metrics-file`: where the run's QC metrics go, and what they are so far.
+pub(super) struct MetricsSink {
+    path: PathBuf,
+    metrics: QcMetrics,
+    /// A write failed and was reported (once per run).
+    warned: bool,
+}
 
 impl VmafCuda {
     pub(super) fn vmaf_structure(kind: &str) -> gst::structure::Builder {
@@ -34,13 +46,7 @@ impl VmafCuda {
         stats: &PooledStats,
         method: PoolMethod,
     ) -> gst::structure::Builder {
-        let score = match method {
-            PoolMethod::Min => stats.min,
-            PoolMethod::Max => stats.max,
-            PoolMethod::Mean => stats.mean,
-            PoolMethod::HarmonicMean => stats.harmonic_mean,
-        };
-        b.field("score", score)
+        b.field("score", pick(stats, method))
             .field("mean", stats.mean)
             .field("harmonic-mean", stats.harmonic_mean)
             .field("min", stats.min)
@@ -50,16 +56,57 @@ impl VmafCuda {
 
     pub(super) fn frame_message(&self, state: &State, f: &FrameResult) -> gst::Message {
         let times = state.times.get(&f.index).copied().unwrap_or_default();
+        // `index` is a gint and the times are guint64 (GST_CLOCK_TIME_NONE when unknown), as
+        // upstream `vmaf` posts them, so that its applications read ours unchanged.
         let mut b = Self::vmaf_structure("frame")
-            .field("index", f.index as u64)
+            .field("index", i32::try_from(f.index).unwrap_or(i32::MAX))
             .field("shot", state.shots_posted)
             .field("timestamp", times.pts)
+            .field("stream-time", times.stream_time)
+            .field("running-time", times.running_time)
             .field("duration", times.duration)
             .field("score", f.vmaf());
+        if let Some(p) = f.get("psnr_y") {
+            b = b.field("psnr-y", p);
+        }
         for (key, value) in &f.metrics {
             b = b.field(key.as_str(), *value);
         }
         self.element_message(b.build())
+    }
+
+    /// The fields upstream `vmaf` puts in its pooled message, beside ours: `timestamp`,
+    /// `stream-time`, `running-time` (the end of the last frame, where upstream's output
+    /// segment stands at EOS), `duration` (frames times the reference frame duration, as
+    /// upstream) and, with `psnr`, `psnr-y` pooled with `pool-method`.
+    pub(super) fn pooled_upstream_fields(
+        &self,
+        b: gst::structure::Builder,
+        state: &State,
+    ) -> gst::structure::Builder {
+        let last = state.last_times;
+        let end = |t: Option<gst::ClockTime>| match (t, last.duration) {
+            (Some(t), Some(d)) => Some(t + d),
+            (t, _) => t,
+        };
+        let fps = state.ref_format.as_ref().map(|f| f.info.fps());
+        let duration = match fps {
+            Some(fps) if fps.numer() > 0 && fps.denom() > 0 => gst::ClockTime::SECOND
+                .mul_div_floor(
+                    state.next_frame as u64 * fps.denom() as u64,
+                    fps.numer() as u64,
+                ),
+            _ => None,
+        };
+        let mut b = b
+            .field("timestamp", end(last.pts))
+            .field("stream-time", end(last.stream_time))
+            .field("running-time", end(last.running_time))
+            .field("duration", duration);
+        if let Some(stats) = PooledStats::from_values(&state.all_psnr_y) {
+            b = b.field("psnr-y", pick(&stats, state.settings.pool_method));
+        }
+        b
     }
 
     pub(super) fn shot_message(&self, state: &mut State, shot: &ShotResult) -> Messages {
@@ -228,7 +275,67 @@ impl VmafCuda {
 
     pub(super) fn post(&self, messages: Messages) {
         for m in messages {
+            self.update_metrics(&m);
             let _ = self.obj().post_message(m);
         }
+    }
+
+    /// Starts `metrics-file` for a run (None: off) and writes it once, all zeros, so that a
+    /// scraper finds the series from the start.
+    pub(super) fn start_metrics(&self, path: Option<&str>) {
+        let sink = path.map(|p| MetricsSink {
+            path: PathBuf::from(p.replace("%d", "0")),
+            metrics: QcMetrics::default(),
+            warned: false,
+        });
+        *lock(&self.metrics) = sink;
+        self.write_metrics();
+    }
+
+    fn update_metrics(&self, message: &gst::Message) {
+        let changed = {
+            let mut sink = lock(&self.metrics);
+            match (sink.as_mut(), VmafMessage::parse(message)) {
+                (Some(sink), Some(m)) => sink.metrics.observe(&m),
+                _ => false,
+            }
+        };
+        if changed {
+            self.write_metrics();
+        }
+    }
+
+    fn write_metrics(&self) {
+        let mut guard = lock(&self.metrics);
+        let Some(sink) = guard.as_mut() else {
+            return;
+        };
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let text = sink.metrics.render(&self.obj().name(), now);
+        if let Err(e) = write_atomically(&sink.path, &text) {
+            // Once per run: a full disk must not flood the bus, and scoring goes on.
+            if !sink.warned {
+                sink.warned = true;
+                let path = sink.path.display().to_string();
+                drop(guard);
+                gst::element_imp_warning!(
+                    self,
+                    gst::ResourceError::OpenWrite,
+                    ("cannot write metrics-file {path}: {e}")
+                );
+            }
+        }
+    }
+}
+
+/// The statistic `method` names.
+fn pick(stats: &PooledStats, method: PoolMethod) -> f64 {
+    match method {
+        PoolMethod::Min => stats.min,
+        PoolMethod::Max => stats.max,
+        PoolMethod::Mean => stats.mean,
+        PoolMethod::HarmonicMean => stats.harmonic_mean,
     }
 }

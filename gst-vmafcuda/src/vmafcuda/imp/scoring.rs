@@ -3,6 +3,7 @@
 //! messages) and the results files.
 
 use gst::subclass::prelude::*;
+use gst_base::prelude::*;
 
 use vmafcuda::cuda;
 use vmafcuda::model::{Model, PredictOptions};
@@ -16,7 +17,7 @@ use super::super::alerts::{AlertMonitor, ScoredFrame};
 use super::super::feeds::Feeds;
 use super::super::picture::HostPicture;
 use super::super::report_page::{self, PageInputs};
-use super::super::{Backend, ResultsFormat, ShotDetection};
+use super::super::{Backend, LogLevel, ResultsFormat, ShotDetection};
 use super::caps::PadFormat;
 use super::memory::map_readable;
 use super::messages::Messages;
@@ -46,6 +47,27 @@ impl VmafCuda {
                     ("cannot load model {name:?}: {e}")
                 )
             })?;
+        for what in settings.unsupported() {
+            // Upstream `vmaf` properties that exist here so that its pipelines run, but whose
+            // computation this element does not have: said once per run, never silently.
+            gst::element_imp_warning!(
+                self,
+                gst::LibraryError::Settings,
+                ("{what}"),
+                ["the property exists for compatibility with GStreamer's vmaf element"]
+            );
+        }
+        if settings.threads != 0 || settings.log_level != LogLevel::None {
+            gst::info!(
+                CAT,
+                imp = self,
+                "threads={} and log-level={:?} are accepted for compatibility with the vmaf \
+                 element; they change no score (logging: GST_DEBUG=vmafcuda:N)",
+                settings.threads,
+                settings.log_level
+            );
+        }
+        let metrics_file = settings.metrics_file.clone();
         let mut state = lock(&self.state);
         let (rf, df) = (state.ref_format.take(), state.dist_format.take());
         let frame_ns = rf.as_ref().map_or(DEFAULT_FRAME_NS, Self::frame_ns);
@@ -62,6 +84,7 @@ impl VmafCuda {
             ..State::default()
         };
         drop(state);
+        self.start_metrics(metrics_file.as_deref());
         self.update_latency();
         Ok(())
     }
@@ -76,6 +99,9 @@ impl VmafCuda {
             }
             state.pending.push((f.index, f.vmaf()));
             state.all_scores.push(f.vmaf());
+            if let Some(p) = f.get("psnr_y") {
+                state.all_psnr_y.push(p);
+            }
             if state.settings.frame_message {
                 out.push(self.frame_message(state, f));
             }
@@ -132,6 +158,20 @@ impl VmafCuda {
         self.handle_progress(state, progress)
     }
 
+    /// A reference buffer's PTS and duration, and (as upstream `vmaf` posts them) its running
+    /// and stream time in the reference pad's segment.
+    fn frame_times(&self, reference: &gst::Buffer) -> FrameTimes {
+        let pts = reference.pts();
+        let segment = self.ref_pad.segment();
+        let segment = segment.downcast_ref::<gst::ClockTime>();
+        FrameTimes {
+            pts,
+            duration: reference.duration(),
+            running_time: pts.and_then(|t| segment?.to_running_time(t)),
+            stream_time: pts.and_then(|t| segment?.to_stream_time(t)),
+        }
+    }
+
     /// The scorer for the negotiated formats, built on the first frame pair.
     fn ensure_scorer(&self, state: &mut State) -> Result<(), gst::ErrorMessage> {
         if state.scorer.is_some() {
@@ -156,7 +196,7 @@ impl VmafCuda {
             .ok_or_else(|| gst::error_msg!(gst::LibraryError::Init, ("no model loaded")))?;
         let mut config = ScorerConfig::new(model);
         config.predict = PredictOptions {
-            enable_transform: settings.enable_transform,
+            enable_transform: settings.transform(),
             disable_clip: settings.disable_clip,
         };
         config.psnr = settings.psnr;
@@ -235,13 +275,9 @@ impl VmafCuda {
         self.ensure_scorer(state)?;
         let mut messages = Messages::new();
         let index = state.next_frame;
-        state.times.insert(
-            index,
-            FrameTimes {
-                pts: reference.pts(),
-                duration: reference.duration(),
-            },
-        );
+        let times = self.frame_times(reference);
+        state.times.insert(index, times);
+        state.last_times = times;
         if state.settings.report_filename.is_some() {
             state.report_pts.push(reference.pts());
         }
@@ -416,6 +452,7 @@ impl VmafCuda {
                 state.frames_system_memory
             );
             let b = Self::pooled_fields(b, &stats, state.settings.pool_method);
+            let b = self.pooled_upstream_fields(b, state);
             messages.push(self.element_message(b.build()));
         }
         let settings = state.settings.clone();

@@ -12,7 +12,9 @@ use vmafcuda::shots::ShotDetectorConfig;
 use super::super::alerts::AlertConfig;
 use super::super::feeds::FeedConfig;
 use super::super::pairing::Mode;
-use super::super::{Align, Backend, Pairing, PoolMethod, Rebuild, ResultsFormat, ShotDetection};
+use super::super::{
+    Align, Backend, LogLevel, Pairing, PoolMethod, Rebuild, ResultsFormat, ShotDetection,
+};
 use super::{lock, VmafCuda, CAT};
 
 const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
@@ -22,13 +24,20 @@ pub(super) struct Settings {
     pub(super) model_filename: String,
     pub(super) disable_clip: bool,
     pub(super) enable_transform: bool,
+    pub(super) phone_model: bool,
     pub(super) psnr: bool,
+    pub(super) ssim: bool,
+    pub(super) ms_ssim: bool,
+    pub(super) threads: u32,
+    pub(super) conf_interval: bool,
+    pub(super) log_level: LogLevel,
     pub(super) pool_method: PoolMethod,
     pub(super) subsample: u32,
     pub(super) frame_message: bool,
     pub(super) results_filename: Option<String>,
     pub(super) results_format: ResultsFormat,
     pub(super) report_filename: Option<String>,
+    pub(super) metrics_file: Option<String>,
     pub(super) shot_detection: ShotDetection,
     pub(super) shot_threshold: f64,
     pub(super) min_shot_length: u32,
@@ -55,13 +64,20 @@ impl Default for Settings {
             model_filename: DEFAULT_MODEL.into(),
             disable_clip: false,
             enable_transform: false,
+            phone_model: false,
             psnr: false,
+            ssim: false,
+            ms_ssim: false,
+            threads: 0,
+            conf_interval: false,
+            log_level: LogLevel::None,
             pool_method: PoolMethod::Mean,
             subsample: 1,
             frame_message: false,
             results_filename: None,
             results_format: ResultsFormat::None,
             report_filename: None,
+            metrics_file: None,
             shot_detection: ShotDetection::Events,
             shot_threshold: detector.threshold,
             min_shot_length: detector.min_shot_length as u32,
@@ -103,6 +119,37 @@ impl Settings {
             stall_ns: self.stall_timeout.min(i64::MAX as u64 / 4) as i64,
             frame_ns,
         }
+    }
+
+    /// Whether the model's score transform applies: upstream `vmaf` sets libvmaf's
+    /// `VMAF_MODEL_FLAG_ENABLE_TRANSFORM` for `enable-transform` and for `phone-model` alike.
+    pub(super) fn transform(&self) -> bool {
+        self.enable_transform || self.phone_model
+    }
+
+    /// Upstream `vmaf` settings this element accepts but cannot honour, each with the reason
+    /// (posted as element warnings when a run starts).
+    pub(super) fn unsupported(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ssim {
+            out.push(
+                "ssim=true: vmafcuda does not compute SSIM (libvmaf's float_ssim);                  messages carry no ssim field"
+                    .to_string(),
+            );
+        }
+        if self.ms_ssim {
+            out.push(
+                "ms-ssim=true: vmafcuda does not compute MS-SSIM (libvmaf's float_ms_ssim);                  messages carry no ms-ssim field"
+                    .to_string(),
+            );
+        }
+        if self.conf_interval {
+            out.push(
+                "conf-interval=true: vmafcuda has no bootstrapped model collection, so no                  confidence intervals are computed; scores are those of the plain model"
+                    .to_string(),
+            );
+        }
+        out
     }
 
     pub(super) fn alert_config(&self) -> AlertConfig {
@@ -156,10 +203,47 @@ pub(super) fn properties() -> &'static [glib::ParamSpec] {
                 .default_value(d.enable_transform)
                 .mutable_ready()
                 .build(),
+            glib::ParamSpecBoolean::builder("phone-model")
+                .nick("phone-model")
+                .blurb("Use VMAF phone model (upstream vmaf name: the same as enable-transform, the model's score transform)")
+                .default_value(d.phone_model)
+                .mutable_ready()
+                .build(),
             glib::ParamSpecBoolean::builder("psnr")
                 .nick("PSNR")
-                .blurb("Also compute psnr_y, psnr_cb, psnr_cr (as libvmaf's psnr feature)")
+                .blurb("Also compute psnr_y, psnr_cb, psnr_cr (as libvmaf's psnr feature); messages carry psnr-y as upstream vmaf's do")
                 .default_value(d.psnr)
+                .mutable_ready()
+                .build(),
+            glib::ParamSpecBoolean::builder("ssim")
+                .nick("ssim")
+                .blurb("Estimate SSIM (upstream vmaf property; not computed here: true posts a warning)")
+                .default_value(d.ssim)
+                .mutable_ready()
+                .build(),
+            glib::ParamSpecBoolean::builder("ms-ssim")
+                .nick("ms-ssim")
+                .blurb("Estimate MS-SSIM (upstream vmaf property; not computed here: true posts a warning)")
+                .default_value(d.ms_ssim)
+                .mutable_ready()
+                .build(),
+            glib::ParamSpecUInt::builder("threads")
+                .nick("threads")
+                .blurb("The number of threads (0 = automatic). Upstream vmaf property; accepted for compatibility, scores are the same for any value (the CPU path uses a shared thread pool, the GPU path the device)")
+                .minimum(0)
+                .maximum(i32::MAX as u32)
+                .default_value(d.threads)
+                .mutable_ready()
+                .build(),
+            glib::ParamSpecBoolean::builder("conf-interval")
+                .nick("conf-interval")
+                .blurb("Enable confidence intervals (upstream vmaf property; not computed here: true posts a warning)")
+                .default_value(d.conf_interval)
+                .mutable_ready()
+                .build(),
+            glib::ParamSpecEnum::builder_with_default("log-level", d.log_level)
+                .nick("(internal) VMAF log level")
+                .blurb("VMAF log level (upstream vmaf property for libvmaf's own log; here logging goes through the vmafcuda debug category, GST_DEBUG=vmafcuda:N)")
                 .mutable_ready()
                 .build(),
             glib::ParamSpecEnum::builder_with_default("pool-method", d.pool_method)
@@ -194,6 +278,11 @@ pub(super) fn properties() -> &'static [glib::ParamSpec] {
             glib::ParamSpecString::builder("report-filename")
                 .nick("HTML report file")
                 .blurb("Write a self-contained HTML report (VMAF chart with shot bands, worst frames, pooled tables) to this file at EOS; %d is replaced by the stream index 0")
+                .mutable_ready()
+                .build(),
+            glib::ParamSpecString::builder("metrics-file")
+                .nick("Prometheus metrics file")
+                .blurb("Write QC metrics (last shot score, frames scored, alerts, gaps, ...) in Prometheus text format to this file, replaced atomically after every shot, gap, alert and at EOS (e.g. for node_exporter's textfile collector; %d is replaced by the stream index 0)")
                 .mutable_ready()
                 .build(),
             glib::ParamSpecEnum::builder_with_default("shot-detection", d.shot_detection)
@@ -325,13 +414,20 @@ impl VmafCuda {
             }
             "disable-clip" => s.disable_clip = value.get().unwrap_or(false),
             "enable-transform" => s.enable_transform = value.get().unwrap_or(false),
+            "phone-model" => s.phone_model = value.get().unwrap_or(false),
             "psnr" => s.psnr = value.get().unwrap_or(false),
+            "ssim" => s.ssim = value.get().unwrap_or(false),
+            "ms-ssim" => s.ms_ssim = value.get().unwrap_or(false),
+            "threads" => s.threads = value.get().unwrap_or(0),
+            "conf-interval" => s.conf_interval = value.get().unwrap_or(false),
+            "log-level" => s.log_level = value.get().unwrap_or_default(),
             "pool-method" => s.pool_method = value.get().unwrap_or_default(),
             "subsample" => s.subsample = value.get().unwrap_or(1),
             "frame-message" => s.frame_message = value.get().unwrap_or(false),
             "results-filename" => s.results_filename = value.get().ok().flatten(),
             "results-format" => s.results_format = value.get().unwrap_or_default(),
             "report-filename" => s.report_filename = value.get().ok().flatten(),
+            "metrics-file" => s.metrics_file = value.get().ok().flatten(),
             "shot-detection" => s.shot_detection = value.get().unwrap_or_default(),
             "shot-threshold" => s.shot_threshold = value.get().unwrap_or(s.shot_threshold),
             "min-shot-length" => s.min_shot_length = value.get().unwrap_or(s.min_shot_length),
@@ -370,13 +466,20 @@ impl VmafCuda {
             "model-filename" => s.model_filename.to_value(),
             "disable-clip" => s.disable_clip.to_value(),
             "enable-transform" => s.enable_transform.to_value(),
+            "phone-model" => s.phone_model.to_value(),
             "psnr" => s.psnr.to_value(),
+            "ssim" => s.ssim.to_value(),
+            "ms-ssim" => s.ms_ssim.to_value(),
+            "threads" => s.threads.to_value(),
+            "conf-interval" => s.conf_interval.to_value(),
+            "log-level" => s.log_level.to_value(),
             "pool-method" => s.pool_method.to_value(),
             "subsample" => s.subsample.to_value(),
             "frame-message" => s.frame_message.to_value(),
             "results-filename" => s.results_filename.to_value(),
             "results-format" => s.results_format.to_value(),
             "report-filename" => s.report_filename.to_value(),
+            "metrics-file" => s.metrics_file.to_value(),
             "shot-detection" => s.shot_detection.to_value(),
             "shot-threshold" => s.shot_threshold.to_value(),
             "min-shot-length" => s.min_shot_length.to_value(),

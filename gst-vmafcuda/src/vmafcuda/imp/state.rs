@@ -27,6 +27,9 @@ pub(super) struct OpenGap {
 pub(super) struct FrameTimes {
     pub(super) pts: Option<gst::ClockTime>,
     pub(super) duration: Option<gst::ClockTime>,
+    /// Of `pts` in the reference pad's segment (upstream `vmaf`'s `running-time`, `stream-time`).
+    pub(super) running_time: Option<gst::ClockTime>,
+    pub(super) stream_time: Option<gst::ClockTime>,
 }
 
 #[derive(Default)]
@@ -46,6 +49,10 @@ pub(super) struct State {
     pub(super) pending: Vec<(usize, f64)>,
     /// VMAF of every scored, subsampled frame (for the pooled message).
     pub(super) all_scores: Vec<f64>,
+    /// `psnr_y` of the same frames (with `psnr`), for the pooled message's `psnr-y`.
+    pub(super) all_psnr_y: Vec<f64>,
+    /// Timing of the last frame pair taken, for the pooled message.
+    pub(super) last_times: FrameTimes,
     pub(super) shots_posted: u64,
     /// Device frames stopped working: host path from now on.
     pub(super) device_disabled: bool,
