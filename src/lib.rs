@@ -66,6 +66,7 @@ pub(crate) mod gpu_pipeline;
 pub mod model;
 pub mod pool;
 pub mod report;
+pub mod results_file;
 pub mod scorer;
 pub mod session;
 pub mod shots;
