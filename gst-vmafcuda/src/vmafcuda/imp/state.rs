@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use vmafcuda::model::Model;
+use vmafcuda::pool::MetricPool;
+use vmafcuda::results_file::ResultsWriter;
 use vmafcuda::shots::ShotDetector;
 use vmafcuda::Scorer;
 
@@ -44,8 +46,11 @@ pub(super) struct State {
     pub(super) times: BTreeMap<usize, FrameTimes>,
     /// (frame index, VMAF) of scored, subsampled frames whose shot is not posted yet.
     pub(super) pending: Vec<(usize, f64)>,
-    /// VMAF of every scored, subsampled frame (for the pooled message).
-    pub(super) all_scores: Vec<f64>,
+    /// VMAF of the scored, subsampled frames, pooled for the `pooled` message (in the run's
+    /// pooling mode: bounded keeps no scores); made with the scorer.
+    pub(super) stream_vmaf: Option<MetricPool>,
+    /// `results-filename`, written as frames are scored; made with the scorer.
+    pub(super) results: Option<ResultsWriter>,
     pub(super) shots_posted: u64,
     /// Device frames stopped working: host path from now on.
     pub(super) device_disabled: bool,
