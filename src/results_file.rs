@@ -63,6 +63,11 @@ impl Spool {
             .map_err(|e| with_path(e, path))
     }
 
+    fn flush(&mut self) -> io::Result<()> {
+        let path = &self.path;
+        self.file.flush().map_err(|e| with_path(e, path))
+    }
+
     /// Appends the spool to `out` and removes it.
     fn drain_into(self, out: &mut impl Write) -> io::Result<()> {
         let Spool { path, file } = self;
@@ -162,6 +167,8 @@ impl ResultsWriter {
         self.text.clear();
         report::write_shot(&mut self.text, self.format, self.shots, &written);
         self.shots_spool.write(&self.text)?;
+        // What is spooled reaches the disk at least once a shot (a live run can be followed).
+        self.frames_spool.flush()?;
         self.shots += 1;
         self.shot_index = shot.index + 1;
         Ok(())

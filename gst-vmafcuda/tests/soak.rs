@@ -56,6 +56,15 @@ fn rss() -> f64 {
     pages * 4096.0
 }
 
+/// An empty vector with room for `n` values, its memory written once (resident), so that
+/// pushing up to `n` values allocates nothing.
+fn filled<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, value);
+    v.clear();
+    v
+}
+
 /// Least-squares slope of `ys` against `xs`.
 fn slope(xs: &[f64], ys: &[f64]) -> f64 {
     let n = xs.len() as f64;
@@ -177,7 +186,15 @@ fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
     let started = std::time::Instant::now();
     let (mut shots, mut gap_frames, mut gaps) = (0u64, 0u64, 0u64);
     let mut pooled = None;
-    let (mut xs, mut mem, mut cuda) = (Vec::new(), Vec::new(), Vec::new());
+    // The samples' own memory is taken (and touched) now: vectors that grew as they filled
+    // would be the slope measured (a 64-byte sample every 10 shots is 7.7 kB per stream
+    // hour, and a doubling vector a step of its whole size).
+    let samples = total.div_ceil(SHOT_FRAMES) as usize / 10 + 2;
+    let (mut xs, mut mem, mut cuda) = (
+        filled(samples, 1.0),
+        filled(samples, 1.0),
+        filled(samples, vmafcuda::cuda::LiveResources::default()),
+    );
     loop {
         let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) else {
             panic!("no message for 60 s: {shots} shots so far");
@@ -193,6 +210,7 @@ fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
                 // After a warm-up (the first hour, at most a tenth of the run), every 10 shots.
                 let warm_up = (3.6e12 / (SHOT_FRAMES * FRAME_NS) as f64).min(total as f64 / 750.0);
                 if shots as f64 > warm_up.max(10.0) && shots % 10 == 0 {
+                    assert!(xs.len() < samples, "more samples than room for them");
                     xs.push((s.last_frame + 1) as f64 * FRAME_NS as f64 / 3.6e12);
                     mem.push(rss());
                     cuda.push(vmafcuda::cuda::live_resources());
