@@ -584,7 +584,7 @@ mod harness {
                 assert_eq!(row[shot], if i < 25 { "0" } else { "1" }, "frame {i}");
             }
             let (msgs, _) = messages(&s.bus);
-            pools.push(pooled(&msgs).pooled.clone());
+            pools.push(pooled(&msgs).pooled);
         }
         let (e, b) = (&pools[0], &pools[1]);
         for (x, y) in [
