@@ -42,6 +42,17 @@
 //! with [`scorer::Scorer::finish_deferred`]: the run's whole GPU state is torn down as usual,
 //! only after the client has its answer.
 //!
+//! # A stream that never ends
+//!
+//! Per frame, a scorer keeps only what [`ScorerConfig`] asks for: the report's frames
+//! (`keep_frames`, ~1 kB each) and shots (`keep_shots`); the open shot's values (exact
+//! percentiles per shot, 8 bytes per frame and metric, dropped at the boundary); and the
+//! whole-stream pool, which with [`pool::Pooling::Bounded`] is constant in size (exact
+//! min/max/mean/harmonic mean, percentiles within the bound stated in [`pool`]).
+//! [`results_file::ResultsWriter`] writes a results file as frames come instead of from a
+//! kept report. The GStreamer element uses both on live feeds; the CLI and the C library keep
+//! everything (exact percentiles, per-frame results after the run).
+//!
 //! # When the GPU fails
 //!
 //! At set-up, `BackendRequest::Auto` takes the CPU if no GPU can be used (no driver, out of
@@ -66,6 +77,7 @@ pub(crate) mod gpu_pipeline;
 pub mod model;
 pub mod pool;
 pub mod report;
+pub mod results_file;
 pub mod scorer;
 pub mod session;
 pub mod shots;

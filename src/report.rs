@@ -139,22 +139,98 @@ fn pooled_json(out: &mut String, indent: &str, pooled: &[(String, PooledStats)])
 impl Report {
     /// libvmaf-layout JSON plus `shots`.
     pub fn to_json(&self) -> String {
+        self.render(Format::Json)
+    }
+
+    /// libvmaf-layout CSV: `Frame,<key>,...,` then one row per frame (plus a `shot` column).
+    pub fn to_csv(&self) -> String {
+        self.render(Format::Csv)
+    }
+
+    /// libvmaf-layout XML plus `<shots>`.
+    pub fn to_xml(&self) -> String {
+        self.render(Format::Xml)
+    }
+
+    pub fn render(&self, format: Format) -> String {
         let mut out = String::with_capacity(1024 + self.frames.len() * 700);
-        out.push_str("{\n");
-        let _ = writeln!(
-            out,
-            "  \"version\": {},",
-            json_string(crate::VERSION_STRING)
-        );
-        let _ = writeln!(
-            out,
-            "  \"fps\": {},",
-            number((self.fps * 100.0).round() / 100.0)
-        );
-        let _ = writeln!(out, "  \"model\": {},", json_string(&self.model));
-        let _ = writeln!(out, "  \"backend\": {},", json_string(&self.backend));
-        out.push_str("  \"frames\": [");
+        self.write_head(&mut out, format, self.frames.first());
         for (i, f) in self.frames.iter().enumerate() {
+            write_frame(&mut out, format, i, f, self.shot_of(f.index).unwrap_or(0));
+        }
+        write_middle(&mut out, format, &self.pooled);
+        for (i, s) in self.shots.iter().enumerate() {
+            write_shot(&mut out, format, i, s);
+        }
+        write_tail(&mut out, format);
+        out
+    }
+
+    /// The file's start, up to its first frame: the run's facts (JSON, XML; only known at the
+    /// end: fps, the backend after a fall-back) or the column names of `first` (CSV).
+    /// [`crate::results_file`] writes the same pieces as the frames come.
+    pub(crate) fn write_head(&self, out: &mut String, format: Format, first: Option<&FrameResult>) {
+        match format {
+            Format::Json => {
+                out.push_str("{\n");
+                let _ = writeln!(
+                    out,
+                    "  \"version\": {},",
+                    json_string(crate::VERSION_STRING)
+                );
+                let _ = writeln!(
+                    out,
+                    "  \"fps\": {},",
+                    number((self.fps * 100.0).round() / 100.0)
+                );
+                let _ = writeln!(out, "  \"model\": {},", json_string(&self.model));
+                let _ = writeln!(out, "  \"backend\": {},", json_string(&self.backend));
+                out.push_str("  \"frames\": [");
+            }
+            Format::Csv => {
+                out.push_str("Frame,");
+                if let Some(f) = first {
+                    for (key, _) in &f.metrics {
+                        let _ = write!(out, "{key},");
+                    }
+                }
+                out.push_str("shot,\n");
+            }
+            Format::Xml => {
+                let _ = writeln!(out, "<VMAF version=\"{}\">", crate::VERSION_STRING);
+                let _ = writeln!(
+                    out,
+                    "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" model=\"{}\" backend=\"{}\" />",
+                    self.width,
+                    self.height,
+                    xml_escape(&self.model),
+                    xml_escape(&self.backend)
+                );
+                let _ = writeln!(out, "  <fyi fps=\"{:.2}\" />", self.fps);
+                out.push_str("  <frames>\n");
+            }
+        }
+    }
+
+    /// Index of the shot holding global frame `index`.
+    pub fn shot_of(&self, index: usize) -> Option<usize> {
+        self.shots
+            .iter()
+            .find(|s| (s.first_frame..=s.last_frame).contains(&index))
+            .map(|s| s.index)
+    }
+}
+
+/// Frame `i` (0-based position in the file) of shot `shot`.
+pub(crate) fn write_frame(
+    out: &mut String,
+    format: Format,
+    i: usize,
+    f: &FrameResult,
+    shot: usize,
+) {
+    match format {
+        Format::Json => {
             out.push_str(if i > 0 { ",\n" } else { "\n" });
             let _ = write!(
                 out,
@@ -167,94 +243,71 @@ impl Report {
             }
             out.push_str("      }\n    }");
         }
-        out.push_str("\n  ],\n  \"pooled_metrics\": ");
-        pooled_json(&mut out, "  ", &self.pooled);
-        out.push_str(",\n  \"aggregate_metrics\": {\n  },\n  \"shots\": [");
-        for (i, s) in self.shots.iter().enumerate() {
-            out.push_str(if i > 0 { ",\n" } else { "\n" });
-            let _ = write!(
-                out,
-                "    {{\n      \"index\": {},\n      \"first_frame\": {},\n      \"last_frame\": {},\n      \"pooled_metrics\": ",
-                s.index, s.first_frame, s.last_frame
-            );
-            pooled_json(&mut out, "      ", &s.pooled);
-            out.push_str("\n    }");
-        }
-        out.push_str("\n  ]\n}\n");
-        out
-    }
-
-    /// libvmaf-layout CSV: `Frame,<key>,...,` then one row per frame (plus a `shot` column).
-    pub fn to_csv(&self) -> String {
-        let mut out = String::new();
-        out.push_str("Frame,");
-        if let Some(f) = self.frames.first() {
-            for (key, _) in &f.metrics {
-                let _ = write!(out, "{key},");
-            }
-        }
-        out.push_str("shot,\n");
-        for f in &self.frames {
+        Format::Csv => {
             let _ = write!(out, "{},", f.index);
             for (_, v) in &f.metrics {
                 let _ = write!(out, "{},", number(*v));
             }
-            let _ = writeln!(out, "{},", self.shot_of(f.index).unwrap_or(0));
+            let _ = writeln!(out, "{shot},");
         }
-        out
-    }
-
-    /// libvmaf-layout XML plus `<shots>`.
-    pub fn to_xml(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "<VMAF version=\"{}\">", crate::VERSION_STRING);
-        let _ = writeln!(
-            out,
-            "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" model=\"{}\" backend=\"{}\" />",
-            self.width,
-            self.height,
-            xml_escape(&self.model),
-            xml_escape(&self.backend)
-        );
-        let _ = writeln!(out, "  <fyi fps=\"{:.2}\" />", self.fps);
-        out.push_str("  <frames>\n");
-        for f in &self.frames {
+        Format::Xml => {
             let _ = write!(out, "    <frame frameNum=\"{}\" ", f.index);
             for (k, v) in &f.metrics {
                 let _ = write!(out, "{k}=\"{}\" ", number(*v));
             }
             out.push_str("/>\n");
         }
-        out.push_str("  </frames>\n  <pooled_metrics>\n");
-        xml_pooled(&mut out, "    ", &self.pooled);
-        out.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n  <shots>\n");
-        for s in &self.shots {
+    }
+}
+
+/// Between the frames and the shots: the whole-stream pool.
+pub(crate) fn write_middle(out: &mut String, format: Format, pooled: &[(String, PooledStats)]) {
+    match format {
+        Format::Json => {
+            out.push_str("\n  ],\n  \"pooled_metrics\": ");
+            pooled_json(out, "  ", pooled);
+            out.push_str(",\n  \"aggregate_metrics\": {\n  },\n  \"shots\": [");
+        }
+        Format::Csv => {}
+        Format::Xml => {
+            out.push_str("  </frames>\n  <pooled_metrics>\n");
+            xml_pooled(out, "    ", pooled);
+            out.push_str("  </pooled_metrics>\n  <aggregate_metrics />\n  <shots>\n");
+        }
+    }
+}
+
+/// Shot `i` (0-based position in the file); CSV has no shot list.
+pub(crate) fn write_shot(out: &mut String, format: Format, i: usize, s: &ShotResult) {
+    match format {
+        Format::Json => {
+            out.push_str(if i > 0 { ",\n" } else { "\n" });
+            let _ = write!(
+                out,
+                "    {{\n      \"index\": {},\n      \"first_frame\": {},\n      \"last_frame\": {},\n      \"pooled_metrics\": ",
+                s.index, s.first_frame, s.last_frame
+            );
+            pooled_json(out, "      ", &s.pooled);
+            out.push_str("\n    }");
+        }
+        Format::Csv => {}
+        Format::Xml => {
             let _ = writeln!(
                 out,
                 "    <shot index=\"{}\" first_frame=\"{}\" last_frame=\"{}\">",
                 s.index, s.first_frame, s.last_frame
             );
-            xml_pooled(&mut out, "      ", &s.pooled);
+            xml_pooled(out, "      ", &s.pooled);
             out.push_str("    </shot>\n");
         }
-        out.push_str("  </shots>\n</VMAF>\n");
-        out
     }
+}
 
-    pub fn render(&self, format: Format) -> String {
-        match format {
-            Format::Json => self.to_json(),
-            Format::Csv => self.to_csv(),
-            Format::Xml => self.to_xml(),
-        }
-    }
-
-    /// Index of the shot holding global frame `index`.
-    pub fn shot_of(&self, index: usize) -> Option<usize> {
-        self.shots
-            .iter()
-            .find(|s| (s.first_frame..=s.last_frame).contains(&index))
-            .map(|s| s.index)
+pub(crate) fn write_tail(out: &mut String, format: Format) {
+    match format {
+        Format::Json => out.push_str("\n  ]\n}\n"),
+        Format::Csv => {}
+        Format::Xml => out.push_str("  </shots>\n</VMAF>\n"),
     }
 }
 

@@ -16,6 +16,7 @@ use crate::fallback::HostPair;
 use crate::frame::{PictureRef, Plane};
 use crate::gpu_pipeline::{CudaEngine, EngineFactory, GpuPipeline, Rebuilding};
 use crate::model::{Model, PredictOptions};
+use crate::pool::{FramePool, Pooling};
 use crate::report::{FrameResult, Report, ShotResult};
 use crate::session::{FrameFeatures, Session};
 
@@ -34,6 +35,11 @@ pub struct ScorerConfig {
     /// Keep every frame's result for the final report (the CLI does; a long-running element
     /// may drop them and only keep shot pools).
     pub keep_frames: bool,
+    /// How the whole-stream pool ([`Report::pooled`]) keeps values: [`Pooling::Exact`]
+    /// (default) keeps every value for exact percentiles; [`Pooling::Bounded`] keeps constant
+    /// memory (min/max/mean/harmonic mean still bit-identical, percentiles within the bound in
+    /// [`crate::pool`]). Shots are always pooled exactly.
+    pub pooling: Pooling,
     /// Keep every shot's result for the final report. A scorer that runs for days and hands
     /// shot results out as they come (the GStreamer element without a results file) turns this
     /// off so nothing grows with the number of shots.
@@ -86,6 +92,7 @@ impl ScorerConfig {
             psnr: false,
             shot_starts: Vec::new(),
             keep_frames: true,
+            pooling: Pooling::Exact,
             keep_shots: true,
             cpu_fallback: false,
             rebuild: Rebuild::Full,
@@ -160,8 +167,27 @@ struct ShotState {
     index: usize,
     first_frame: usize,
     session: Session,
-    /// VMAF and feature values of this shot's frames, for the shot pool.
-    frames: Vec<FrameResult>,
+    /// VMAF and feature values of this shot's frames (always exact: shots are bounded).
+    pool: FramePool,
+    /// Index of the shot's last scored frame.
+    last_frame: Option<usize>,
+}
+
+impl ShotState {
+    fn new(index: usize, first_frame: usize, session: Session) -> Self {
+        ShotState {
+            index,
+            first_frame,
+            session,
+            pool: FramePool::new(Pooling::Exact),
+            last_frame: None,
+        }
+    }
+
+    fn record(&mut self, result: &FrameResult) {
+        self.pool.push(&result.metrics);
+        self.last_frame = Some(result.index);
+    }
 }
 
 /// Scores frame pairs with a VMAF model: the engine's entry point, used by the CLI, the
@@ -245,6 +271,8 @@ pub struct Scorer {
     next_frame: usize,
     next_start: usize,
     frames: Vec<FrameResult>,
+    /// The whole-stream pool, in [`ScorerConfig::pooling`]'s mode.
+    stream: FramePool,
     shots: Vec<ShotResult>,
     started: Instant,
 }
@@ -390,6 +418,7 @@ impl Scorer {
         }
         starts.retain(|&s| s != 0);
         let plan = config.model.feature_plan(width, height, bpc, config.psnr);
+        let pooling = config.pooling;
         let config = ScorerConfig {
             shot_starts: starts,
             ..config
@@ -398,12 +427,7 @@ impl Scorer {
             geometry,
             extractors: Mutex::new(Vec::new()),
             sequential: None,
-            shot: ShotState {
-                index: 0,
-                first_frame: 0,
-                session: Session::new(width, height, bpc),
-                frames: Vec::new(),
-            },
+            shot: ShotState::new(0, 0, Session::new(width, height, bpc)),
             plan,
             engine: Engine::Cpu,
             backend_note: None,
@@ -418,6 +442,7 @@ impl Scorer {
             next_frame: 0,
             next_start: 0,
             frames: Vec::new(),
+            stream: FramePool::new(pooling),
             shots: Vec::new(),
             started: Instant::now(),
         };
@@ -926,13 +951,14 @@ impl Scorer {
             self.shot.first_frame = self.next_frame;
             return None;
         }
-        let fresh = ShotState {
-            index: self.shot.index,
-            first_frame: self.next_frame,
-            session: self.new_session(),
-            frames: Vec::new(),
-        };
-        let old = std::mem::replace(&mut self.shot, fresh);
+        let fresh = ShotState::new(self.shot.index, self.next_frame, self.new_session());
+        let ShotState {
+            index,
+            first_frame,
+            session,
+            mut pool,
+            mut last_frame,
+        } = std::mem::replace(&mut self.shot, fresh);
         // The next shot starts a fresh libvmaf session: on the GPU a new engine (`Full`, swapped
         // in before the next frame) or the feature state reset in place (`Reset`); on the CPU
         // new worker scratch (`Full`) or the sequential extractor's reset.
@@ -947,21 +973,20 @@ impl Scorer {
                 }
             }
         }
-        // finish_frame records into the current shot, which is already the fresh one: move the
-        // flushed frames back to the shot they belong to.
-        for f in old.session.flush() {
-            let r = self.finish_frame(f);
+        // The current shot is already the fresh one: the flushed frames go to the old one.
+        for f in session.flush() {
+            let r = self.result_of(f);
+            pool.push(&r.metrics);
+            last_frame = Some(r.index);
+            self.record_stream(&r);
             completed.push(r);
         }
-        let mut frames = old.frames;
-        frames.append(&mut self.shot.frames);
-        self.shot.index = old.index + 1;
-        let last_frame = frames.last().map_or(old.first_frame, |f| f.index);
+        self.shot.index = index + 1;
         let shot = ShotResult {
-            index: old.index,
-            first_frame: old.first_frame,
-            last_frame,
-            pooled: Report::pool_frames(&frames),
+            index,
+            first_frame,
+            last_frame: last_frame.unwrap_or(first_frame),
+            pooled: pool.pooled(),
         };
         if self.config.keep_shots {
             self.shots.push(shot.clone());
@@ -970,16 +995,25 @@ impl Scorer {
     }
 
     fn finish_frame(&mut self, f: FrameFeatures) -> FrameResult {
-        let metrics = self.metrics(&f);
-        let result = FrameResult {
+        let result = self.result_of(f);
+        self.shot.record(&result);
+        self.record_stream(&result);
+        result
+    }
+
+    fn result_of(&self, f: FrameFeatures) -> FrameResult {
+        FrameResult {
             index: f.index,
-            metrics,
-        };
-        self.shot.frames.push(result.clone());
+            metrics: self.metrics(&f),
+        }
+    }
+
+    /// Adds a frame to the whole-stream pool (and the report's frames if they are kept).
+    fn record_stream(&mut self, result: &FrameResult) {
+        self.stream.push(&result.metrics);
         if self.config.keep_frames {
             self.frames.push(result.clone());
         }
-        result
     }
 
     /// libvmaf's keys in libvmaf's order, `vmaf` last.
@@ -1069,7 +1103,7 @@ impl Scorer {
         } else {
             0.0
         };
-        let pooled = Report::pool_frames(&self.frames);
+        let pooled = self.stream.pooled();
         let report = Report {
             model: self.config.model.name().to_owned(),
             width: self.geometry.width,

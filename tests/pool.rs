@@ -189,3 +189,167 @@ fn empty_input_gives_none() {
     assert_eq!(pool::max(&[]), None);
     assert_eq!(pool::percentile(&[], 50.0), None);
 }
+
+// ---- Bounded pooling (live streams): exact min/max/mean/harmonic mean, percentiles within the
+// documented bound -------------------------------------------------------------------------
+
+/// The documented bound of a bounded percentile (`vmafcuda::pool` docs): `2^-12` of the larger
+/// magnitude of the two order statistics interpolated, plus the interpolation's own rounding.
+fn sketch_bound(sorted: &[f64], p: f64) -> f64 {
+    let r = p * (sorted.len() - 1) as f64 / 100.0;
+    let scale = sorted[r.floor() as usize]
+        .abs()
+        .max(sorted[r.ceil() as usize].abs());
+    scale * (2f64.powi(-12) + 4.0 * f64::EPSILON)
+}
+
+/// Pools `values` both ways; asserts the four libvmaf statistics are the same bits and every
+/// percentile in `ps` within the bound. Returns the largest error relative to its bound.
+fn compare_modes(label: &str, values: &[f64], ps: &[f64]) -> f64 {
+    let (mut exact, mut bounded) = (
+        pool::MetricPool::new(pool::Pooling::Exact),
+        pool::MetricPool::new(pool::Pooling::Bounded),
+    );
+    let mut sketch = pool::PercentileSketch::default();
+    for &v in values {
+        exact.push(v);
+        bounded.push(v);
+        sketch.push(v);
+    }
+    let (e, b) = (exact.stats().unwrap(), bounded.stats().unwrap());
+    for (x, y, what) in [
+        (e.min, b.min, "min"),
+        (e.max, b.max, "max"),
+        (e.mean, b.mean, "mean"),
+        (e.harmonic_mean, b.harmonic_mean, "harmonic_mean"),
+    ] {
+        assert_eq!(x.to_bits(), y.to_bits(), "{label}: {what} {x:?} vs {y:?}");
+    }
+    assert!(
+        b.min <= b.p5 && b.p5 <= b.p10 && b.p10 <= b.max,
+        "{label}: {b:?}"
+    );
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut worst = 0.0f64;
+    for &p in ps.iter().chain(&[5.0, 10.0]) {
+        let want = pool::percentile(values, p).unwrap();
+        let got = sketch.percentile(p).unwrap();
+        let bound = sketch_bound(&sorted, p);
+        let err = (got - want).abs();
+        assert!(
+            err <= bound,
+            "{label}: p{p} bounded {got:?}, exact {want:?}: error {err:e} above the bound {bound:e}"
+        );
+        if bound > 0.0 {
+            worst = worst.max(err / bound);
+        }
+    }
+    assert_eq!(b.p5, sketch.percentile(5.0).unwrap());
+    assert_eq!(b.p10, sketch.percentile(10.0).unwrap());
+    worst
+}
+
+const PS: [f64; 11] = [
+    0.0, 0.5, 1.0, 2.5, 25.0, 33.3, 50.0, 75.0, 90.0, 99.0, 100.0,
+];
+
+#[test]
+fn bounded_pooling_on_real_scores_is_exact_but_for_percentiles_within_the_bound() {
+    let mut stream: Vec<f64> = Vec::new();
+    let mut worst = 0.0f64;
+    let mut metrics = 0;
+    for path in jsons(true) {
+        let label = path.file_name().unwrap().to_string_lossy().into_owned();
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let frames = json["frames"].as_array().expect("frames");
+        let keys: Vec<String> = frames[0]["metrics"]
+            .as_object()
+            .expect("metrics")
+            .keys()
+            .cloned()
+            .collect();
+        for key in keys {
+            let values: Vec<f64> = frames
+                .iter()
+                .map(|f| f["metrics"][key.as_str()].as_f64().expect("number"))
+                .collect();
+            worst = worst.max(compare_modes(&format!("{label} {key}"), &values, &PS));
+            metrics += 1;
+            if key == "vmaf" {
+                stream.extend(&values);
+            }
+        }
+    }
+    // Every corpus clip's VMAF one after the other: one long stream of real scores.
+    let w = compare_modes("all corpus VMAF", &stream, &PS);
+    eprintln!(
+        "{metrics} metrics and one stream of {} VMAF scores: largest percentile error {:.3} of the bound",
+        stream.len(),
+        worst.max(w)
+    );
+    assert!(stream.len() >= 900, "{} VMAF scores", stream.len());
+    // The sketch is not exact on real scores (else this test would prove nothing).
+    assert!(worst.max(w) > 0.01, "no percentile was approximated");
+}
+
+#[test]
+fn bounded_pooling_on_synthetic_streams_stays_within_the_bound() {
+    let mut rng = common::synth::SplitMix(17);
+    let mut unit = move || rng.next() as f64 / u64::MAX as f64;
+    let n = 200_000;
+    let streams: Vec<(&str, Vec<f64>)> = vec![
+        (
+            "uniform VMAF 0..100",
+            (0..n).map(|_| 100.0 * unit()).collect(),
+        ),
+        (
+            "clipped VMAF: a third at 100",
+            (0..n)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        100.0
+                    } else {
+                        60.0 + 40.0 * unit()
+                    }
+                })
+                .collect(),
+        ),
+        (
+            "log-uniform 1e-6..1e3 (motion-like)",
+            (0..n).map(|_| 10f64.powf(-6.0 + 9.0 * unit())).collect(),
+        ),
+        (
+            "signed, around zero (disable-clip VMAF)",
+            (0..n).map(|_| 20.0 * (unit() - 0.3)).collect(),
+        ),
+        (
+            "few distinct values",
+            (0..n).map(|i| [0.0, 0.5, 0.25, 1.0][i % 4]).collect(),
+        ),
+        ("short stream", (0..7).map(|_| 100.0 * unit()).collect()),
+    ];
+    let mut worst = 0.0f64;
+    for (label, values) in &streams {
+        worst = worst.max(compare_modes(label, values, &PS));
+    }
+    eprintln!("synthetic streams: largest percentile error {worst:.3} of the bound");
+    assert!(worst > 0.1, "no percentile was approximated");
+}
+
+#[test]
+fn sketch_memory_depends_on_the_range_not_the_count() {
+    let mut s = pool::PercentileSketch::default();
+    let mut rng = common::synth::SplitMix(5);
+    // A million VMAF scores from 1 to 100: 7 powers of two, at most 2048 bins each.
+    for _ in 0..1_000_000 {
+        s.push(1.0 + 99.0 * (rng.next() as f64 / u64::MAX as f64));
+    }
+    let bins = s.bins();
+    assert!(bins <= 7 * 2048, "{bins} bins");
+    for _ in 0..1_000_000 {
+        s.push(1.0 + 99.0 * (rng.next() as f64 / u64::MAX as f64));
+    }
+    assert_eq!(s.count(), 2_000_000);
+    assert!(s.bins() <= bins + 16, "{} bins after {bins}", s.bins());
+}

@@ -534,6 +534,73 @@ mod harness {
         assert!(matches!(msgs.last(), Some(VmafMessage::Pooled(_))));
     }
 
+    /// `results-filename` with `pooling=exact` and `bounded`: the frames reach the spool
+    /// while the stream runs (nothing held until EOS), the file has every frame and its shot,
+    /// no spool is left, and the pooled message's libvmaf statistics are the same bits.
+    #[test]
+    fn results_file_is_streamed_and_bounded_pooling_keeps_libvmafs_statistics() {
+        let n = 60;
+        let starts = [0, 25];
+        let want = expected_vmaf(n, &starts);
+        let mut pools = Vec::new();
+        for pooling in ["exact", "bounded"] {
+            let path = scratch().join(format!("streamed-{pooling}.csv"));
+            let spool = scratch().join(format!("streamed-{pooling}.csv.frames.part"));
+            let file = path.display().to_string();
+            let mut s = setup(
+                &[
+                    ("results-filename", file.as_str()),
+                    ("results-format", "csv"),
+                    ("shot-boundaries", "0,25"),
+                    ("pooling", pooling),
+                ],
+                W,
+            );
+            for i in 0..n {
+                push_pair(&mut s, i);
+            }
+            let during = std::fs::metadata(&spool).map_or(0, |m| m.len());
+            assert!(
+                during > 4096,
+                "{pooling}: {during} bytes spooled before EOS"
+            );
+            assert!(!path.exists(), "{pooling}: the file is written at EOS");
+            eos(&mut s);
+            assert!(!spool.exists(), "{pooling}: spool left after EOS");
+            let text = std::fs::read_to_string(&path).expect("results file");
+            let mut lines = text.lines();
+            let head: Vec<&str> = lines.next().expect("header").split(',').collect();
+            let col = |name: &str| head.iter().position(|h| *h == name).expect("column");
+            let (vmaf, shot) = (col("vmaf"), col("shot"));
+            let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+            assert_eq!(rows.len(), n);
+            for (i, row) in rows.iter().enumerate() {
+                assert_eq!(row[0], i.to_string());
+                assert_eq!(
+                    row[vmaf].parse::<f64>().expect("vmaf"),
+                    want[i],
+                    "frame {i}"
+                );
+                assert_eq!(row[shot], if i < 25 { "0" } else { "1" }, "frame {i}");
+            }
+            let (msgs, _) = messages(&s.bus);
+            pools.push(pooled(&msgs).pooled);
+        }
+        let (e, b) = (&pools[0], &pools[1]);
+        for (x, y) in [
+            (e.mean, b.mean),
+            (e.harmonic_mean, b.harmonic_mean),
+            (e.min, b.min),
+            (e.max, b.max),
+        ] {
+            assert_eq!(x.to_bits(), y.to_bits());
+        }
+        assert!(
+            (e.p5 - b.p5).abs() <= 2f64.powi(-12) * e.max.abs(),
+            "{e:?} {b:?}"
+        );
+    }
+
     #[test]
     fn mismatched_sizes_post_an_error_and_do_not_crash() {
         let mut s = setup(&[], 80);

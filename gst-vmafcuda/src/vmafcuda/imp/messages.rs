@@ -103,7 +103,7 @@ impl VmafCuda {
             .field("stream-time", end(last.stream_time))
             .field("running-time", end(last.running_time))
             .field("duration", duration);
-        if let Some(stats) = PooledStats::from_values(&state.all_psnr_y) {
+        if let Some(stats) = state.stream_psnr_y.as_ref().and_then(|p| p.stats()) {
             b = b.field("psnr-y", pick(&stats, state.settings.pool_method));
         }
         b

@@ -7,8 +7,8 @@ use gst_base::prelude::*;
 
 use vmafcuda::cuda;
 use vmafcuda::model::{Model, PredictOptions};
-use vmafcuda::pool::PooledStats;
-use vmafcuda::report::{FrameResult, Report};
+use vmafcuda::pool::{self, MetricPool};
+use vmafcuda::results_file::ResultsWriter;
 use vmafcuda::scorer::BackendKind;
 use vmafcuda::shots::{ShotDetector, ShotDetectorConfig};
 use vmafcuda::{Geometry, Scorer, ScorerConfig};
@@ -17,11 +17,11 @@ use super::super::alerts::{AlertMonitor, ScoredFrame};
 use super::super::feeds::Feeds;
 use super::super::picture::HostPicture;
 use super::super::report_page::{self, PageInputs};
-use super::super::{Backend, LogLevel, ResultsFormat, ShotDetection};
+use super::super::{Backend, LogLevel, Pooling, ResultsFormat, ShotDetection};
 use super::caps::PadFormat;
 use super::memory::map_readable;
 use super::messages::Messages;
-use super::settings::{parse_boundaries, Settings, DEFAULT_FRAME_NS};
+use super::settings::{parse_boundaries, DEFAULT_FRAME_NS};
 use super::state::{FrameTimes, State};
 use super::{lock, VmafCuda, CAT};
 
@@ -93,14 +93,27 @@ impl VmafCuda {
     fn handle_progress(&self, state: &mut State, progress: vmafcuda::scorer::Progress) -> Messages {
         let mut out = Messages::new();
         let subsample = state.settings.subsample.max(1) as usize;
+        if let Some(w) = state.results.as_mut() {
+            // libvmaf writes and pools only every n-th frame.
+            if let Err(e) = w.progress(&progress, |f| f.index.is_multiple_of(subsample)) {
+                gst::element_imp_error!(
+                    self,
+                    gst::ResourceError::Write,
+                    ("cannot write results file: {e}")
+                );
+                state.results = None;
+            }
+        }
         for f in &progress.frames {
             if !f.index.is_multiple_of(subsample) {
                 continue;
             }
             state.pending.push((f.index, f.vmaf()));
-            state.all_scores.push(f.vmaf());
-            if let Some(p) = f.get("psnr_y") {
-                state.all_psnr_y.push(p);
+            if let Some(p) = state.stream_vmaf.as_mut() {
+                p.push(f.vmaf());
+            }
+            if let (Some(pool), Some(p)) = (state.stream_psnr_y.as_mut(), f.get("psnr_y")) {
+                pool.push(p);
             }
             if state.settings.frame_message {
                 out.push(self.frame_message(state, f));
@@ -201,9 +214,37 @@ impl VmafCuda {
         };
         config.psnr = settings.psnr;
         config.shot_starts = state.boundaries.clone();
-        let keep = settings.results_filename.is_some() || settings.report_filename.is_some();
+        // The HTML report draws every frame and shot at EOS; the results file is streamed.
+        let keep = settings.report_filename.is_some();
         config.keep_frames = keep;
         config.keep_shots = keep;
+        // The aggregator reports a latency only when a live source is connected.
+        let live = self.obj().latency().is_some();
+        let pooling = match settings.pooling {
+            Pooling::Exact => pool::Pooling::Exact,
+            Pooling::Bounded => pool::Pooling::Bounded,
+            Pooling::Auto if live => pool::Pooling::Bounded,
+            Pooling::Auto => pool::Pooling::Exact,
+        };
+        config.pooling = pooling;
+        let results = match settings.results_filename.as_deref() {
+            Some(path) => {
+                let format = match settings.results_format {
+                    ResultsFormat::Csv => vmafcuda::report::Format::Csv,
+                    ResultsFormat::Xml => vmafcuda::report::Format::Xml,
+                    ResultsFormat::Json | ResultsFormat::None => vmafcuda::report::Format::Json,
+                };
+                // Upstream's element formats the name with the stream index (one stream here).
+                let path = path.replace("%d", "0");
+                Some(ResultsWriter::create(&path, format, pooling).map_err(|e| {
+                    gst::error_msg!(
+                        gst::ResourceError::OpenWrite,
+                        ("cannot write results file {path}: {e}")
+                    )
+                })?)
+            }
+            None => None,
+        };
         // A GPU failure mid-stream moves the run to the CPU unless backend=cuda is forced.
         config.cpu_fallback = settings.backend != Backend::Cuda;
         config.rebuild = settings.rebuild.into();
@@ -260,7 +301,17 @@ impl VmafCuda {
                 min_shot_length: settings.min_shot_length as usize,
             }));
         }
+        gst::info!(
+            CAT,
+            imp = self,
+            "whole-stream pooling {} ({}live)",
+            pooling.name(),
+            if live { "" } else { "not " }
+        );
         state.scorer = Some(scorer);
+        state.stream_vmaf = Some(MetricPool::new(pooling));
+        state.stream_psnr_y = Some(MetricPool::new(pooling));
+        state.results = results;
         Ok(())
     }
 
@@ -421,9 +472,13 @@ impl VmafCuda {
         let progress = scorer.end_shot();
         let mut messages = self.handle_progress(state, progress);
         let report = scorer.finish();
-        if let Some(stats) = PooledStats::from_values(&state.all_scores) {
+        let stream_vmaf = state.stream_vmaf.take();
+        if let Some((stats, frames)) = stream_vmaf
+            .as_ref()
+            .and_then(|p| Some((p.stats()?, p.count())))
+        {
             let b = Self::vmaf_structure("pooled")
-                .field("frames", state.all_scores.len() as u64)
+                .field("frames", frames)
                 .field("shots", state.shots_posted)
                 .field("frames-in-place", state.frames_in_place)
                 .field("frames-system-memory", state.frames_system_memory)
@@ -456,6 +511,7 @@ impl VmafCuda {
             messages.push(self.element_message(b.build()));
         }
         let settings = state.settings.clone();
+        let results = state.results.take();
         let page_inputs = settings.report_filename.as_ref().map(|_| PageInputs {
             reference: state
                 .ref_format
@@ -476,45 +532,15 @@ impl VmafCuda {
                 gst::error_msg!(gst::ResourceError::OpenWrite, ("report-filename: {e}"))
             })?;
         }
-        if let Some(path) = settings.results_filename.as_deref() {
-            self.write_results(report, path, &settings)?;
+        if let Some(w) = results {
+            let path = w.path().display().to_string();
+            w.finish(&report).map_err(|e| {
+                gst::error_msg!(
+                    gst::ResourceError::OpenWrite,
+                    ("cannot write results file {path}: {e}")
+                )
+            })?;
         }
         Ok(())
-    }
-
-    fn write_results(
-        &self,
-        mut report: Report,
-        path: &str,
-        settings: &Settings,
-    ) -> Result<(), gst::ErrorMessage> {
-        let n = settings.subsample.max(1) as usize;
-        if n > 1 {
-            // libvmaf writes and pools only every n-th frame.
-            report.frames.retain(|f| f.index.is_multiple_of(n));
-            report.pooled = Report::pool_frames(&report.frames);
-            for s in &mut report.shots {
-                let frames: Vec<FrameResult> = report
-                    .frames
-                    .iter()
-                    .filter(|f| (s.first_frame..=s.last_frame).contains(&f.index))
-                    .cloned()
-                    .collect();
-                s.pooled = Report::pool_frames(&frames);
-            }
-        }
-        let format = match settings.results_format {
-            ResultsFormat::Csv => vmafcuda::report::Format::Csv,
-            ResultsFormat::Xml => vmafcuda::report::Format::Xml,
-            ResultsFormat::Json | ResultsFormat::None => vmafcuda::report::Format::Json,
-        };
-        // Upstream's element formats the name with the stream index (one stream here).
-        let path = path.replace("%d", "0");
-        std::fs::write(&path, report.render(format)).map_err(|e| {
-            gst::error_msg!(
-                gst::ResourceError::OpenWrite,
-                ("cannot write results file {path}: {e}")
-            )
-        })
     }
 }

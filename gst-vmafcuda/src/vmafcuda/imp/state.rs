@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use vmafcuda::model::Model;
+use vmafcuda::pool::MetricPool;
+use vmafcuda::results_file::ResultsWriter;
 use vmafcuda::shots::ShotDetector;
 use vmafcuda::Scorer;
 
@@ -47,10 +49,14 @@ pub(super) struct State {
     pub(super) times: BTreeMap<usize, FrameTimes>,
     /// (frame index, VMAF) of scored, subsampled frames whose shot is not posted yet.
     pub(super) pending: Vec<(usize, f64)>,
-    /// VMAF of every scored, subsampled frame (for the pooled message).
-    pub(super) all_scores: Vec<f64>,
-    /// `psnr_y` of the same frames (with `psnr`), for the pooled message's `psnr-y`.
-    pub(super) all_psnr_y: Vec<f64>,
+    /// VMAF of the scored, subsampled frames, pooled for the `pooled` message (in the run's
+    /// pooling mode: bounded keeps no scores); made with the scorer.
+    pub(super) stream_vmaf: Option<MetricPool>,
+    /// `psnr_y` of the same frames (with `psnr`), for the pooled message's `psnr-y`, pooled
+    /// the same way.
+    pub(super) stream_psnr_y: Option<MetricPool>,
+    /// `results-filename`, written as frames are scored; made with the scorer.
+    pub(super) results: Option<ResultsWriter>,
     /// Timing of the last frame pair taken, for the pooled message.
     pub(super) last_times: FrameTimes,
     pub(super) shots_posted: u64,
