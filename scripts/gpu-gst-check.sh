@@ -206,7 +206,9 @@ EOF
 
   if [[ -n ${GST_CHECK_SOAK_HOURS:-} && -x .gpu/gstplugin/soak-test ]]; then
     rc=0
-    VMAFCUDA_SOAK_HOURS=$GST_CHECK_SOAK_HOURS env -u GST_PLUGIN_PATH .gpu/gstplugin/soak-test --nocapture --test-threads=1 \
+    # backend=cuda: the soak's day on the GPU (constant memory: RSS slope <= 1 kB per stream
+    # hour from 24 h up).
+    VMAFCUDA_SOAK_BACKEND=cuda VMAFCUDA_SOAK_HOURS=$GST_CHECK_SOAK_HOURS env -u GST_PLUGIN_PATH .gpu/gstplugin/soak-test --nocapture --test-threads=1 \
       >"$out/soak.log" 2>&1 || rc=$?
     rows+=("$(printf 'soak %s h: rc=%s %s' "$GST_CHECK_SOAK_HOURS" "$rc" "$(grep -a "soak:" "$out/soak.log" | tail -1)")")
   fi

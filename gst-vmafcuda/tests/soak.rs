@@ -1,5 +1,6 @@
-//! Day-long soak of the element, faster than real time: two live `appsrc` feeds (32x18 GRAY8,
-//! the smallest size libvmaf scores, 25 fps stream time), a shot boundary every 3 s, a dropped
+//! Day-long soak of the element, faster than real time: two live `appsrc` feeds (GRAY8, 32x18
+//! on the CPU: the smallest size libvmaf scores; 64x48 where a GPU is present; 25 fps stream
+//! time), a shot boundary every 3 s, a dropped
 //! distorted frame every 20 s. The process RSS and the live CUDA resources must stay flat and
 //! every dropped frame must come back as a gap.
 //!
@@ -28,8 +29,15 @@ use std::sync::OnceLock;
 use gst::prelude::*;
 use gstvmafcuda::VmafMessage;
 
-const W: usize = 32;
-const H: usize = 18;
+/// Frame size: the smallest libvmaf scores (the CPU's cost per frame is what limits the rate),
+/// and where a GPU is present 64x48, the size the device runs of this soak were measured at.
+fn frame_size() -> (usize, usize) {
+    if vmafcuda::cuda::probe().is_ok() {
+        (64, 48)
+    } else {
+        (32, 18)
+    }
+}
 const FRAME_NS: u64 = 40_000_000;
 const SHOT_FRAMES: u64 = 75;
 const DROP_EVERY: u64 = 500;
@@ -77,11 +85,11 @@ fn slope(xs: &[f64], ys: &[f64]) -> f64 {
     num / den
 }
 
-fn frame(i: u64, noise: u64) -> gst::Buffer {
+fn frame((w, h): (usize, usize), i: u64, noise: u64) -> gst::Buffer {
     let shot = i / SHOT_FRAMES;
-    let data: Vec<u8> = (0..W * H)
+    let data: Vec<u8> = (0..w * h)
         .map(|p| {
-            let (x, y) = ((p % W) as u64, (p / W) as u64);
+            let (x, y) = ((p % w) as u64, (p / w) as u64);
             ((x * (3 + shot % 5) + y * 5 + i * 7) % 200 + (x * y + i * 13 + noise) % 9) as u8
         })
         .collect();
@@ -109,10 +117,11 @@ fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
             return;
         }
     }
+    let size = frame_size();
     let caps = gst_video::VideoCapsBuilder::new()
         .format(gst_video::VideoFormat::Gray8)
-        .width(W as i32)
-        .height(H as i32)
+        .width(size.0 as i32)
+        .height(size.1 as i32)
         .framerate(gst::Fraction::new(25, 1))
         .build();
     let pipeline = gst::parse::launch(&format!(
@@ -166,12 +175,12 @@ fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
             if i > 0 && i % SHOT_FRAMES == 0 {
                 r.send_event(gstvmafcuda::shot_boundary_event());
             }
-            if r.push_buffer(frame(i, 0)).is_err() {
+            if r.push_buffer(frame(size, i, 0)).is_err() {
                 break;
             }
             if i % DROP_EVERY == DROP_EVERY / 2 {
                 drops += 1;
-            } else if d.push_buffer(frame(i, 3 + i % 4)).is_err() {
+            } else if d.push_buffer(frame(size, i, 3 + i % 4)).is_err() {
                 break;
             }
         }
@@ -250,11 +259,13 @@ fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
     };
     eprintln!(
         "soak: {stream_s:.0} s of stream time in {elapsed:.1} s ({:.0}x real time), {} frames, \
-         {shots} shots, {drops} drops -> {gaps} gaps, backend {backend}; RSS {:.3} -> {:.3} MB \
+         {shots} shots, {drops} drops -> {gaps} gaps, backend {backend}, {}x{} frames; RSS {:.3} -> {:.3} MB \
          (min {:.3}, max {:.3}) over {} samples after warm-up, slope {:.0} bytes per stream hour \
          (allowed {allowed:.0}); CUDA live resources first {:?} last {:?}",
         stream_s / elapsed,
         p.frames,
+        size.0,
+        size.1,
         mem.first().copied().unwrap_or(0.0) / 1e6,
         mem.last().copied().unwrap_or(0.0) / 1e6,
         mem.iter().copied().fold(f64::INFINITY, f64::min) / 1e6,
