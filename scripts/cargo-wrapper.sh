@@ -1,7 +1,7 @@
 #!/bin/sh
-# Builds what meson installs with one cargo call and copies each output where meson expects it.
+# Builds what meson installs with cargo and copies each output where meson expects it.
 #   cargo-wrapper.sh SOURCE_ROOT BUILD_DIR PROFILE FEATURES OUT...
-# PROFILE: release or debug. FEATURES: cargo's --features list ('' for none), e.g.
+# PROFILE: release or debug. FEATURES: cargo features of the CLI build ('' for none), e.g.
 # vmafcuda-cli/ffmpeg. Each OUT is named after the artifact it receives, which also picks the
 # package cargo builds:
 #   libvmafcuda.so.*, libvmafcuda.a   vmafcuda-ffi (the C library)
@@ -27,19 +27,26 @@ if ! command -v cargo >/dev/null; then
     "build as yourself first: meson compile -C BUILD, then sudo meson install -C BUILD --no-rebuild" >&2
   exit 1
 fi
-packages=
+# One cargo call per artifact, selecting the packages the README's and CI's own commands select
+# (`cargo build --release -p gst-vmafcuda`, `cargo run --release` = the default members), so
+# their builds are reused: cargo unifies dependency features over the packages of one call, so a
+# call that selected all three would resolve them differently and build everything again.
+built=
 for out in "$@"; do
   case "$(basename "$out")" in
-    libvmafcuda.so.*|libvmafcuda.a) p=vmafcuda-ffi ;;
-    libgstvmafcuda.so) p=gst-vmafcuda ;;
-    vmafcuda) p=vmafcuda-cli ;;
+    libvmafcuda.so.*|libvmafcuda.a) sel="-p vmafcuda-ffi" ;;
+    libgstvmafcuda.so) sel="-p gst-vmafcuda" ;;
+    vmafcuda) sel="-p vmafcuda -p vmafcuda-cli" ;;
     *) echo "cargo-wrapper.sh: no cargo artifact for output $out" >&2; exit 2 ;;
   esac
-  case " $packages " in *" -p $p "*) ;; *) packages="$packages -p $p" ;; esac
+  case "$built" in *"[$sel]"*) continue ;; esac
+  built="$built[$sel]"
+  extra=
+  case "$sel" in *vmafcuda-cli*) extra=$features ;; esac
+  # shellcheck disable=SC2086 # $sel is a list of words
+  cargo build --locked --profile "$cargo_profile" --manifest-path "$src/Cargo.toml" $sel \
+    ${extra:+--features "$extra"}
 done
-# shellcheck disable=SC2086 # $packages is a list of words
-cargo build --locked --profile "$cargo_profile" ${features:+--features "$features"} $packages \
-  --manifest-path "$src/Cargo.toml"
 for out in "$@"; do
   case "$(basename "$out")" in
     libvmafcuda.so.*) from=libvmafcuda.so ;;
