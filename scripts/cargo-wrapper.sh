@@ -40,7 +40,7 @@ for out in "$@"; do
     *) echo "cargo-wrapper.sh: no cargo artifact for output $out" >&2; exit 2 ;;
   esac
   case "$built" in *"[$sel]"*) continue ;; esac
-  built="$built[$sel]"
+  built="${built}[$sel]"
   extra=
   case "$sel" in *vmafcuda-cli*) extra=$features ;; esac
   # shellcheck disable=SC2086 # $sel is a list of words
