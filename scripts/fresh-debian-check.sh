@@ -105,5 +105,5 @@ fi
 echo "--- summary"
 grep -E '^(Debian|=== |scripts/install-deps.sh: (missing|installed|system)|VMAF mean|shot +[0-9]|test result:|error|--- |gst-inspect|gst-launch|/.*vmafcuda (score|\(built)|staged|(vmafcuda|gstreamer1.0-vmafcuda|libvmafcuda0|libvmafcuda-dev)\s)' \
   "$dir$log" | awk '/^test result:/ { n++; p += $4; f += $6; i += $8; next } { print }
-  END { printf "cargo test: %d test binaries, %d passed, %d failed, %d ignored\n", n, p, f, i }'
+  END { if (n) printf "cargo test: %d test binaries, %d passed, %d failed, %d ignored\n", n, p, f, i }'
 exit "$status"

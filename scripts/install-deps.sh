@@ -83,7 +83,7 @@ if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
     else
       die "cannot install them: not root and no sudo. As root run: apt-get update && ${install[*]}"
     fi
-    say "installing them: ${sudo[*]:+${sudo[*]} }apt-get update && ${install[*]}"
+    say "installing them: ${sudo[*]:+${sudo[*]} }apt-get update && ${sudo[*]:+${sudo[*]} }${install[*]}"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
       || die "apt-get update failed (network? apt sources?)"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive "${install[@]}" \
