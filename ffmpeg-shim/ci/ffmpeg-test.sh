@@ -28,7 +28,8 @@ say() { echo "--- $* (+$(( $(date +%s) - t0 ))s)"; }
 
 say "libvmafcuda: meson setup + install into $prefix"
 if [ ! -f "$work/meson/build.ninja" ]; then
-  meson setup "$work/meson" "$repo" --prefix "$prefix" --libdir lib -Dcargo_profile=release >/dev/null
+  meson setup "$work/meson" "$repo" --prefix "$prefix" --libdir lib -Dcargo_profile=release \
+    -Dgst_plugin=disabled -Dcli=false >/dev/null
 fi
 meson install -C "$work/meson" --quiet
 readelf -d "$prefix/lib/libvmafcuda.so.0.1.0" | grep -q 'SONAME.*\[libvmafcuda.so.0\]'
