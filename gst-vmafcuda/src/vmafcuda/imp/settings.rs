@@ -13,8 +13,7 @@ use super::super::alerts::AlertConfig;
 use super::super::feeds::FeedConfig;
 use super::super::pairing::Mode;
 use super::super::{
-    Align, Backend, LogLevel, Pairing, PoolMethod, Pooling, Rebuild, ResultsFormat,
-    ShotDetection,
+    Align, Backend, LogLevel, Pairing, PoolMethod, Pooling, Rebuild, ResultsFormat, ShotDetection,
 };
 use super::{lock, VmafCuda, CAT};
 
