@@ -3,11 +3,17 @@
 # and pytest, and runs python/tests. The CLI comparison test uses $VMAFCUDA_CLI or
 # <target>/release/vmafcuda when built (skipped otherwise); the corpus is ../shared/corpus (or
 # $VMAFCUDA_CORPUS).
-# Usage: scripts/python-check.sh [pytest args...]
+# Usage: scripts/python-check.sh [--with-ray] [pytest args...]
+#   --with-ray  also install Ray (about a minute) so that tests/test_ray.py runs (skipped without)
 # Makes <target>/py-venv (maturin, kept) and <target>/py-test-venv (made anew every run), where
 # <target> is $CARGO_TARGET_DIR or target/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+extra=()
+if [ "${1:-}" = --with-ray ]; then
+  extra=(ray)
+  shift
+fi
 root=$(pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 tools=$target/py-venv
@@ -20,7 +26,7 @@ rm -rf "$target/wheels"
 test_venv=$target/py-test-venv
 rm -rf "$test_venv"
 python3 -m venv "$test_venv"
-"$test_venv/bin/pip" install -q "$target"/wheels/vmafcuda-*.whl numpy pytest
+"$test_venv/bin/pip" install -q "$target"/wheels/vmafcuda-*.whl numpy pytest "${extra[@]}"
 # From the repository root: the source folder python/vmafcuda (no extension in it) must not
 # shadow the installed package.
 "$test_venv/bin/pytest" -q python/tests "$@"
