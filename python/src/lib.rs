@@ -1,0 +1,491 @@
+//! `vmafcuda._native`: the engine, seen from Python (the package `vmafcuda` re-exports it).
+//!
+//! Two entry points, both giving the CLI's JSON report as a dict (the engine renders it,
+//! [`vmafcuda::report::Report::to_json`], and `json.loads` parses it, so the dict is the CLI's
+//! file with the same doubles):
+//! - [`score`]: a y4m pair scored end to end, with the GIL released.
+//! - [`PyScorer`] (`vmafcuda.Scorer`): luma planes pushed one pair at a time as NumPy arrays
+//!   (anything with `__array_interface__`), shot boundaries declared with `new_shot()`.
+//!
+//! Every engine error becomes `vmafcuda.VmafError` (a `ValueError`) with the engine's message.
+
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use vmafcuda::frame::{PictureRef, Plane, Samples};
+use vmafcuda::model::{Model, PredictOptions};
+use vmafcuda::scorer::{BackendKind, BackendRequest};
+use vmafcuda::y4m::Y4mReader;
+use vmafcuda::{Geometry, Scorer, ScorerConfig};
+
+create_exception!(
+    vmafcuda,
+    VmafError,
+    PyValueError,
+    "A scoring error: bad input, unknown model, unavailable backend (the engine's message)."
+);
+
+fn engine_error(e: impl std::fmt::Display) -> PyErr {
+    VmafError::new_err(e.to_string())
+}
+
+fn backend_request(name: &str) -> PyResult<BackendRequest> {
+    match name {
+        "auto" => Ok(BackendRequest::Auto),
+        "cpu" => Ok(BackendRequest::Cpu),
+        "cuda" => Ok(BackendRequest::Cuda { device: 0 }),
+        other => Err(VmafError::new_err(format!(
+            "backend: unknown backend {other:?} (auto, cpu or cuda)"
+        ))),
+    }
+}
+
+/// A built-in model name (`vmaf_v0.6.1`, ...) or a path to a libvmaf JSON model, as the CLI's
+/// `--model`.
+fn load_model(spec: &str) -> PyResult<Model> {
+    let path = std::path::Path::new(spec);
+    if spec.ends_with(".json") || path.exists() {
+        Model::from_json_file(path)
+    } else {
+        Model::builtin(spec)
+    }
+    .map_err(engine_error)
+}
+
+fn check_shots(shots: &[usize]) -> PyResult<()> {
+    if shots.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(VmafError::new_err(format!(
+            "shots: frame numbers must be strictly ascending, got {shots:?}"
+        )));
+    }
+    Ok(())
+}
+
+fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// What `score` found out besides the report: said to Python as warnings.
+struct Scored {
+    json: String,
+    notes: Vec<String>,
+}
+
+fn score_files(
+    reference: PathBuf,
+    distorted: PathBuf,
+    config: ScorerConfig,
+    backend: BackendRequest,
+) -> Result<Scored, String> {
+    let mut r = Y4mReader::open(&reference).map_err(|e| e.to_string())?;
+    let mut d = Y4mReader::open(&distorted).map_err(|e| e.to_string())?;
+    let (rh, dh) = (r.header().clone(), d.header().clone());
+    let mismatch = |what: &'static str, a: String, b: String| {
+        vmafcuda::Error::Mismatch {
+            what,
+            reference: format!("{a} ({})", reference.display()),
+            distorted: format!("{b} ({})", distorted.display()),
+        }
+        .to_string()
+    };
+    if (rh.width, rh.height) != (dh.width, dh.height) {
+        return Err(mismatch(
+            "frame size",
+            format!("{}x{}", rh.width, rh.height),
+            format!("{}x{}", dh.width, dh.height),
+        ));
+    }
+    if rh.bpc != dh.bpc {
+        return Err(mismatch(
+            "bit depth",
+            rh.bpc.to_string(),
+            dh.bpc.to_string(),
+        ));
+    }
+    if rh.format != dh.format {
+        return Err(mismatch(
+            "chroma format",
+            format!("{:?}", rh.format),
+            format!("{:?}", dh.format),
+        ));
+    }
+    let geometry = Geometry {
+        width: rh.width,
+        height: rh.height,
+        bpc: rh.bpc,
+    };
+    let mut scorer = Scorer::with_backend(config, geometry, backend).map_err(|e| e.to_string())?;
+    let mut notes: Vec<String> = scorer
+        .backend_note()
+        .map(|n| format!("backend auto: {n}"))
+        .into_iter()
+        .collect();
+    // As the CLI: the CPU scores a batch in parallel, CUDA takes frames one at a time.
+    let batch_size = match scorer.backend() {
+        BackendKind::Cuda => 1,
+        _ => 2 * std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    loop {
+        let mut pairs = Vec::with_capacity(batch_size);
+        let mut ended = None;
+        while pairs.len() < batch_size {
+            let rp = r.read_picture().map_err(|e| e.to_string())?;
+            let dp = d.read_picture().map_err(|e| e.to_string())?;
+            match (rp, dp) {
+                (Some(a), Some(b)) => pairs.push((a, b)),
+                (None, None) => {
+                    ended = Some(None);
+                    break;
+                }
+                (Some(_), None) => {
+                    ended = Some(Some((&distorted, &reference)));
+                    break;
+                }
+                (None, Some(_)) => {
+                    ended = Some(Some((&reference, &distorted)));
+                    break;
+                }
+            }
+        }
+        let views: Vec<_> = pairs.iter().map(|(a, b)| (a.view(), b.view())).collect();
+        scorer.push_batch(&views).map_err(|e| e.to_string())?;
+        if let Some(shorter) = ended {
+            if let Some((short, long)) = shorter {
+                notes.push(format!(
+                    "{} ended after {} frames; the rest of {} is not scored",
+                    short.display(),
+                    scorer.frames_pushed(),
+                    long.display()
+                ));
+            }
+            break;
+        }
+    }
+    if scorer.frames_pushed() == 0 {
+        return Err(format!(
+            "{}: no frames to score (an input is empty)",
+            reference.display()
+        ));
+    }
+    if let Some(reason) = scorer.fallback_reason() {
+        notes.push(format!(
+            "CUDA failed mid-run ({reason}); finished on the CPU"
+        ));
+    }
+    Ok(Scored {
+        json: scorer.finish().to_json(),
+        notes,
+    })
+}
+
+/// Scores a y4m pair; returns the CLI's JSON report as a dict.
+#[pyfunction]
+#[pyo3(signature = (reference, distorted, model="vmaf_v0.6.1", shots=None, backend="auto", psnr=false))]
+fn score<'py>(
+    py: Python<'py>,
+    reference: PathBuf,
+    distorted: PathBuf,
+    model: &str,
+    shots: Option<Vec<usize>>,
+    backend: &str,
+    psnr: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let backend = backend_request(backend)?;
+    let shots = shots.unwrap_or_default();
+    check_shots(&shots)?;
+    let config = ScorerConfig {
+        psnr,
+        shot_starts: shots,
+        predict: PredictOptions::default(),
+        ..ScorerConfig::new(load_model(model)?)
+    };
+    let scored = py
+        .detach(|| score_files(reference, distorted, config, backend))
+        .map_err(VmafError::new_err)?;
+    for note in &scored.notes {
+        let message = std::ffi::CString::new(format!("vmafcuda: {note}"))
+            .unwrap_or_else(|_| c"vmafcuda: (unprintable note)".to_owned());
+        PyErr::warn(py, &py.get_type::<PyUserWarning>(), &message, 1)?;
+    }
+    json_loads(py, &scored.json)
+}
+
+/// One 2-D plane read through `__array_interface__` (version 3): its address, rows, columns
+/// and row stride in samples. The caller keeps the array alive and holds the GIL while the
+/// plane is in use. uint16 data need not be 2-byte aligned (`numpy.frombuffer` at an odd
+/// offset of a y4m file is not): such a plane is copied, an aligned one is read in place.
+struct ArrayPlane {
+    address: usize,
+    rows: usize,
+    columns: usize,
+    row_stride: usize,
+    sixteen_bit: bool,
+}
+
+fn array_plane(array: &Bound<'_, PyAny>, name: &str) -> PyResult<ArrayPlane> {
+    let interface = array.getattr("__array_interface__").map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{name}: expected a NumPy array (uint8 or uint16), got {}",
+            array
+                .get_type()
+                .name()
+                .map_or("?".into(), |n| n.to_string())
+        ))
+    })?;
+    let interface = interface
+        .cast_into::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("{name}: __array_interface__ is not a dict")))?;
+    let item = |key: &str| -> PyResult<Bound<'_, PyAny>> {
+        interface.get_item(key)?.ok_or_else(|| {
+            PyTypeError::new_err(format!("{name}: __array_interface__ has no {key:?}"))
+        })
+    };
+    let typestr: String = item("typestr")?.extract()?;
+    let sixteen_bit = match typestr.as_str() {
+        "|u1" => false,
+        "<u2" if cfg!(target_endian = "little") => true,
+        other => {
+            let dtype = array
+                .getattr("dtype")
+                .and_then(|d| d.str().map(|s| s.to_string()))
+                .unwrap_or_else(|_| other.to_owned());
+            return Err(PyTypeError::new_err(format!(
+                "{name}: dtype {dtype} ({other:?}) is not supported: use uint8 (8-bit) or native uint16 (9 to 16 bits)"
+            )));
+        }
+    };
+    let shape: Vec<usize> = item("shape")?.extract()?;
+    let [rows, columns] = shape[..] else {
+        return Err(PyValueError::new_err(format!(
+            "{name}: expected a 2-D array (height, width), got shape {shape:?}"
+        )));
+    };
+    let sample = if sixteen_bit { 2 } else { 1 };
+    let strides = item("strides")?;
+    if !strides.is_none() {
+        // Strides are given for anything not known to be C-contiguous; accept them only when
+        // they still describe a C-contiguous block.
+        let strides: Vec<isize> = strides.extract()?;
+        let contiguous = strides.len() == 2
+            && (rows <= 1 || strides[0] == (columns * sample) as isize)
+            && (columns <= 1 || strides[1] == sample as isize);
+        if !contiguous {
+            return Err(PyValueError::new_err(format!(
+                "{name}: the array must be C-contiguous (use numpy.ascontiguousarray), its strides are {strides:?}"
+            )));
+        }
+    }
+    let data = item("data")?.cast_into::<PyTuple>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{name}: __array_interface__ data is not an (address, read-only) tuple"
+        ))
+    })?;
+    let address: usize = data.get_item(0)?.extract()?;
+    if address == 0 && rows * columns > 0 {
+        return Err(PyValueError::new_err(format!("{name}: null data address")));
+    }
+    Ok(ArrayPlane {
+        address,
+        rows,
+        columns,
+        row_stride: columns,
+        sixteen_bit,
+    })
+}
+
+impl ArrayPlane {
+    /// The plane as the engine's picture (luma only): `copy` if given (an aligned copy of the
+    /// samples), else the array's memory in place.
+    ///
+    /// # Safety
+    /// The array this plane was read from must stay alive and unresized for `'a`.
+    unsafe fn picture<'a>(&self, copy: Option<&'a [u16]>, bpc: u32) -> PictureRef<'a> {
+        let len = self.rows * self.columns;
+        let address = self.address;
+        let samples = if let Some(copy) = copy {
+            Samples::U16(copy)
+        } else if self.sixteen_bit {
+            // SAFETY: array_plane checked that the array is a C-contiguous block of len
+            // native u16 samples at `address`, and it is 2-byte aligned (unaligned ones come
+            // as `copy`); the caller keeps the array alive for 'a.
+            Samples::U16(unsafe { std::slice::from_raw_parts(address as *const u16, len) })
+        } else {
+            // SAFETY: as above, for len u8 samples.
+            Samples::U8(unsafe { std::slice::from_raw_parts(address as *const u8, len) })
+        };
+        PictureRef {
+            luma: Plane {
+                samples,
+                width: self.columns,
+                height: self.rows,
+                stride: self.row_stride,
+                bpc,
+            },
+            chroma: None,
+        }
+    }
+}
+
+/// Streaming scorer: push luma planes as NumPy arrays, declare shot boundaries, finish.
+#[pyclass(name = "Scorer", module = "vmafcuda", unsendable)]
+struct PyScorer {
+    scorer: Option<Scorer>,
+    geometry: Geometry,
+}
+
+impl PyScorer {
+    fn open(&mut self) -> PyResult<&mut Scorer> {
+        self.scorer
+            .as_mut()
+            .ok_or_else(|| VmafError::new_err("the scorer is closed (finished or exited)"))
+    }
+}
+
+#[pymethods]
+impl PyScorer {
+    #[new]
+    #[pyo3(signature = (width, height, bpc=8, model="vmaf_v0.6.1", backend="auto", shots=None))]
+    fn new(
+        width: usize,
+        height: usize,
+        bpc: u32,
+        model: &str,
+        backend: &str,
+        shots: Option<Vec<usize>>,
+    ) -> PyResult<Self> {
+        let backend = backend_request(backend)?;
+        let shots = shots.unwrap_or_default();
+        check_shots(&shots)?;
+        let config = ScorerConfig {
+            shot_starts: shots,
+            ..ScorerConfig::new(load_model(model)?)
+        };
+        let geometry = Geometry { width, height, bpc };
+        let scorer = Scorer::with_backend(config, geometry, backend).map_err(engine_error)?;
+        Ok(PyScorer {
+            scorer: Some(scorer),
+            geometry,
+        })
+    }
+
+    /// `cpu` or `cuda`: where the features are computed now.
+    #[getter]
+    fn backend(&mut self) -> PyResult<&'static str> {
+        Ok(self.open()?.backend().name())
+    }
+
+    /// Frame pairs pushed so far.
+    #[getter]
+    fn frames_pushed(&mut self) -> PyResult<usize> {
+        Ok(self.open()?.frames_pushed())
+    }
+
+    /// Scores one pair of luma planes: 2-D C-contiguous arrays of shape (height, width),
+    /// uint8 for 8-bit, uint16 for deeper content.
+    fn push(&mut self, reference: &Bound<'_, PyAny>, distorted: &Bound<'_, PyAny>) -> PyResult<()> {
+        let geometry = self.geometry;
+        let planes = [
+            array_plane(reference, "reference")?,
+            array_plane(distorted, "distorted")?,
+        ];
+        for (plane, name) in planes.iter().zip(["reference", "distorted"]) {
+            if (plane.columns, plane.rows) != (geometry.width, geometry.height) {
+                return Err(PyValueError::new_err(format!(
+                    "{name}: shape ({}, {}) does not match the scorer's (height, width) ({}, {})",
+                    plane.rows, plane.columns, geometry.height, geometry.width
+                )));
+            }
+            let wants_sixteen = geometry.bpc > 8;
+            if plane.sixteen_bit != wants_sixteen {
+                return Err(PyTypeError::new_err(format!(
+                    "{name}: a {}-bit scorer takes {} arrays, got {}",
+                    geometry.bpc,
+                    if wants_sixteen { "uint16" } else { "uint8" },
+                    if plane.sixteen_bit { "uint16" } else { "uint8" }
+                )));
+            }
+        }
+        // Unaligned uint16 planes, copied to aligned memory (read in place otherwise).
+        let aligned: Vec<Option<Vec<u16>>> = planes
+            .iter()
+            .map(|p| {
+                (p.sixteen_bit && !p.address.is_multiple_of(2)).then(|| {
+                    let len = p.rows * p.columns;
+                    // SAFETY: array_plane checked that the array is a C-contiguous block of
+                    // rows*columns native u16 samples (2*len bytes) at `address`; u8 has no
+                    // alignment; the caller's `&Bound` keeps the array alive, and the GIL, held
+                    // for the whole call, keeps other Python code from resizing or freeing it.
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts(p.address as *const u8, 2 * len) };
+                    bytes
+                        .chunks_exact(2)
+                        .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+                        .collect()
+                })
+            })
+            .collect();
+        let bpc = geometry.bpc;
+        // SAFETY: the caller's `&Bound`s keep both arrays alive for this call, and the GIL,
+        // held all along, keeps other Python code from resizing or freeing them meanwhile; the
+        // pictures are dropped before the call returns.
+        let (r, d) = unsafe {
+            (
+                planes[0].picture(aligned[0].as_deref(), bpc),
+                planes[1].picture(aligned[1].as_deref(), bpc),
+            )
+        };
+        self.open()?.push(&r, &d).map_err(engine_error)?;
+        Ok(())
+    }
+
+    /// Declares a shot boundary: the next frame starts a new shot, scored as a fresh libvmaf
+    /// run (motion restarts).
+    fn new_shot(&mut self) -> PyResult<()> {
+        self.open()?.end_shot();
+        Ok(())
+    }
+
+    /// Ends the run and returns the report (the CLI's JSON report, as a dict). The scorer is
+    /// closed afterwards.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.open()?.frames_pushed() == 0 {
+            return Err(VmafError::new_err(
+                "no frames to score: push() was never called",
+            ));
+        }
+        match self.scorer.take() {
+            Some(scorer) => json_loads(py, &scorer.finish().to_json()),
+            None => Err(VmafError::new_err(
+                "the scorer is closed (finished or exited)",
+            )),
+        }
+    }
+
+    /// Releases the scorer (its GPU state, if any) without a report. Idempotent.
+    fn close(&mut self) {
+        self.scorer = None;
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close();
+        false
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("VmafError", m.py().get_type::<VmafError>())?;
+    m.add("__version__", vmafcuda::VERSION_STRING)?;
+    m.add_function(wrap_pyfunction!(score, m)?)?;
+    m.add_class::<PyScorer>()?;
+    Ok(())
+}
