@@ -143,6 +143,10 @@ pub(crate) struct Rebuilding {
     spare_ordered: bool,
     /// The spare, or its build's failure, received early by [`GpuPipeline::settle`].
     ready: Option<CudaResult<Box<dyn GpuPipeline>>>,
+    /// The last shot's engine, swapped out at this shot's first frame and handed to the rebuild
+    /// thread once that frame is queued (so that its teardown's driver calls do not hold up the
+    /// first frame of the shot).
+    retiring: Option<Box<dyn GpuPipeline>>,
     jobs: Option<mpsc::Sender<RebuildJob>>,
     /// Behind a mutex only because a pipeline must be `Sync`; just this struct receives.
     built: std::sync::Mutex<mpsc::Receiver<CudaResult<Box<dyn GpuPipeline>>>>,
@@ -184,6 +188,7 @@ impl Rebuilding {
             swap_pending: false,
             spare_ordered: false,
             ready: None,
+            retiring: None,
             jobs: Some(jobs),
             built: std::sync::Mutex::new(built),
             worker: Some(worker),
@@ -219,22 +224,24 @@ impl Rebuilding {
     }
 
     /// The engine for the next frame: after a boundary, the spare takes the current one's place
-    /// and the old one goes to the rebuild thread.
+    /// and the old one waits in `retiring` for the rebuild thread.
     fn engine(&mut self) -> CudaResult<&mut dyn GpuPipeline> {
         if self.swap_pending {
             let spare = self.take_spare()?;
             let old = std::mem::replace(&mut self.current, spare);
             self.swap_pending = false;
-            let shape = old.staging_shape();
-            self.order(Some(old), shape);
+            // Only after a failed first frame can an engine still be waiting here: it goes now.
+            drop(self.retiring.replace(old));
         }
         Ok(self.current.as_mut())
     }
 
-    /// After a frame went in: the first one orders the first spare.
+    /// After a frame went in: the first one of a shot orders the next spare, and hands the
+    /// last shot's engine to the rebuild thread to be dropped first.
     fn submitted(&mut self, r: CudaResult<Vec<GpuFrame>>) -> CudaResult<Vec<GpuFrame>> {
         if r.is_ok() && !self.spare_ordered {
-            self.order(None, self.current.staging_shape());
+            let retire = self.retiring.take();
+            self.order(retire, self.current.staging_shape());
         }
         r
     }
@@ -394,6 +401,8 @@ pub(crate) struct CudaEngine {
     /// A shot ended: reset the features' session state before the next frame.
     needs_reset: bool,
     kernels: cuda::GpuKernels,
+    /// The scorer's memory pools (a full rebuild's engines allocate from them), if any.
+    pools: Option<cuda::ScorerPools>,
     /// Pinned staging for host frames, kept across shots (see [`cuda::HostStaging`]).
     staging: cuda::HostStaging,
     plan: FeaturePlan,
@@ -436,6 +445,7 @@ impl CudaEngine {
         ctx: Option<cuda::Context>,
         device: i32,
         plan: &FeaturePlan,
+        pooled: bool,
     ) -> CudaResult<CudaEngine> {
         let prepared = match ctx {
             None => take_prepared(device),
@@ -449,38 +459,56 @@ impl CudaEngine {
             }
         };
         let t = std::time::Instant::now();
+        let pools = if pooled {
+            cuda::ScorerPools::new(kernels.context())?
+        } else {
+            None
+        };
         // Build one shot's state now, so an unusable GPU (out of memory, say) shows up here,
         // where `Auto` can still fall back, rather than at the first frame.
-        let features = cuda::GpuFeatures::new(&kernels, plan)?;
+        let features = cuda::with_pools(pools.as_ref(), || cuda::GpuFeatures::new(&kernels, plan))?;
         setup.push(("feature state (device memory)", t.elapsed()));
         Ok(CudaEngine {
             features: Some(features),
             needs_reset: false,
             staging: cuda::HostStaging::new(kernels.context()),
             kernels,
+            pools,
             plan: plan.clone(),
             setup,
             _counted: EngineToken::new(),
         })
     }
 
-    /// One shot's engine built from nothing in `ctx` (kernel modules, feature state, host
-    /// staging sized for planes of `shape`): what [`Rebuilding`] builds at every boundary.
+    /// One shot's engine, what [`Rebuilding`] builds at every boundary: feature state
+    /// (device memory, streams, events, pinned result slots) and host staging sized for planes
+    /// of `shape`, all new. With `shared` (the scorer's kernels and pools) its memory comes
+    /// from the scorer's pools and the loaded kernels are used; without, the kernel modules
+    /// are loaded anew and the memory allocated from the driver (a cold rebuild).
     pub(crate) fn for_shot(
         ctx: &cuda::Context,
         plan: &FeaturePlan,
         shape: &[cuda::engine::PlaneDims],
+        shared: Option<(&cuda::GpuKernels, Option<&cuda::ScorerPools>)>,
     ) -> CudaResult<CudaEngine> {
         let t = std::time::Instant::now();
-        let kernels = cuda::GpuKernels::load(ctx)?;
+        let (kernels, pools) = match shared {
+            Some((kernels, pools)) => (kernels.clone(), pools.cloned()),
+            None => (cuda::GpuKernels::load(ctx)?, None),
+        };
         let loaded = t.elapsed();
-        let features = cuda::GpuFeatures::new(&kernels, plan)?;
-        let staging = cuda::HostStaging::with_shape(ctx, shape)?;
+        let (features, staging) = cuda::with_pools(pools.as_ref(), || -> CudaResult<_> {
+            Ok((
+                cuda::GpuFeatures::new(&kernels, plan)?,
+                cuda::HostStaging::with_shape(ctx, shape)?,
+            ))
+        })?;
         Ok(CudaEngine {
             features: Some(features),
             needs_reset: false,
             staging,
             kernels,
+            pools,
             plan: plan.clone(),
             setup: vec![
                 ("kernel modules", loaded),
@@ -498,11 +526,19 @@ impl CudaEngine {
         self.kernels.context()
     }
 
+    /// The kernels and memory pools the engines of the next shots share with this one.
+    pub(crate) fn shared(&self) -> (cuda::GpuKernels, Option<cuda::ScorerPools>) {
+        (self.kernels.clone(), self.pools.clone())
+    }
+
     /// The GPU features of the current shot, built on first use after an error, reset after a
     /// boundary.
     fn features(&mut self) -> CudaResult<(&mut cuda::GpuFeatures, &mut cuda::HostStaging)> {
         if self.features.is_none() {
-            self.features = Some(cuda::GpuFeatures::new(&self.kernels, &self.plan)?);
+            let (kernels, plan) = (&self.kernels, &self.plan);
+            self.features = Some(cuda::with_pools(self.pools.as_ref(), || {
+                cuda::GpuFeatures::new(kernels, plan)
+            })?);
         }
         let CudaEngine {
             features,

@@ -16,21 +16,33 @@
 //! | scope | CPU backend | CUDA backend, `full` (default) | CUDA backend, `reset` |
 //! |---|---|---|---|
 //! | process | log2 and division tables (built once, immutable) | the driver library, loaded once | the same |
-//! | scorer (element, filter instance, CLI run) | model, feature plan | the context (primary or borrowed, never destroyed if borrowed) and the rebuild thread | the context, the kernel modules ([`cuda::GpuKernels`]), the feature memory pool [`cuda::GpuFeatures`] (streams, events, device scratch of every feature, pinned result slots) and the host staging |
-//! | shot | [`session::Session`]: motion state, pending frames, the shot's results; with `full` also the worker scratch (extractor sets), with `reset` ADM's carried word is reset in place | a whole engine of its own: kernel modules, streams, events, device scratch, pinned result slots and pinned host staging, built on the rebuild thread while the shot before runs and torn down there after the boundary | the GPU features' session state (motion predecessor, ADM's carried words), reset in place by a queued memset |
+//! | scorer (element, filter instance, CLI run) | model, feature plan | the context (primary or borrowed, never destroyed if borrowed), the rebuild thread, the kernel modules ([`cuda::GpuKernels`]) and the scorer's allocators ([`cuda::ScorerPools`]: a stream-ordered device memory pool and a cache of pinned host blocks, both destroyed with the scorer) | the context, the kernel modules, the feature memory pool [`cuda::GpuFeatures`] (streams, events, device scratch of every feature, pinned result slots) and the host staging |
+//! | shot | [`session::Session`]: motion state, pending frames, the shot's results; with `full` also the worker scratch (extractor sets), with `reset` ADM's carried word is reset in place | a whole engine of its own: streams, events, every device allocation (device scratch, feature state), pinned result slots and pinned host staging, built on the rebuild thread while the shot before runs and torn down there after the boundary; its memory is allocated from and freed to the scorer's allocators | the GPU features' session state (motion predecessor, ADM's carried words), reset in place by a queued memset |
 //! | frame | nothing allocated | nothing allocated | nothing allocated |
+//!
+//! Why the kernel modules and the allocators live per scorer with `full`: measured on an H100
+//! (BENCHMARKS.md, `tests/driver_stalls.rs`), loading a module, `cuMemFree` and
+//! `cuMemFreeHost` each wait for the whole device to go idle and block every other thread's
+//! launches meanwhile, so a rebuild that reloads modules and returns memory to the driver
+//! drains the pipeline at every boundary (about half the throughput at 1080p in shots of 25
+//! frames). With the modules loaded once per scorer and the memory recycled through the
+//! scorer's own pools, a boundary costs what a reset costs. `VMAFCUDA_COLD_REBUILD=1` makes a
+//! full rebuild cold: the modules are loaded again and every byte goes back to the driver at
+//! each boundary (the libvmaf-style init/close cycle, for leak studies; `tests/rebuild.rs`
+//! runs it too).
 //!
 //! At a shot boundary the shot is flushed (its last frame's motion needs no successor), pooled
 //! and handed out; its session is dropped and the next frame starts a fresh one. With `full`
 //! the next frame goes to the engine built ahead for it (the first shot's engine orders the
-//! second's at its first frame, and every boundary hands the old engine to the rebuild thread,
-//! which drops it and builds the next): the boundary itself swaps two engines and waits for
-//! the driver only when shots are shorter than an engine's build. Both give the result of a
-//! separate libvmaf run on the shot, bit for bit. Every CUDA handle is owned by an RAII type
-//! that counts itself ([`cuda::live_resources`]) and every engine counts itself
-//! ([`engine_counts`]), so tests assert one engine per boundary, steady counts across
-//! thousands of shots ([`Scorer::settle_rebuild`] waits for the engine being built) and zero
-//! when a scorer is dropped.
+//! second's at its first frame; at every boundary the first frame of the new shot, once
+//! queued, hands the old engine to the rebuild thread, which drops it and builds the next):
+//! the boundary itself swaps two engines and waits for the driver only when shots are shorter
+//! than an engine's build. Both give the result of a separate libvmaf run on the shot, bit for
+//! bit. Every CUDA handle is owned by an RAII type that counts itself
+//! ([`cuda::live_resources`], the pools and the pinned blocks they keep included) and every
+//! engine counts itself ([`engine_counts`]), so tests assert one engine per boundary, steady
+//! counts across thousands of shots ([`Scorer::settle_rebuild`] waits for the engine being
+//! built) and zero when a scorer is dropped.
 //!
 //! Two exceptions for short-lived programs, both opt-in: [`prepare_cuda`] starts the driver,
 //! context and kernels of a device on another thread before any scorer exists (the first scorer

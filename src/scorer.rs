@@ -53,6 +53,12 @@ pub struct ScorerConfig {
     pub rebuild: Rebuild,
 }
 
+/// `VMAFCUDA_COLD_REBUILD=1`: a full rebuild also loads the kernel modules again and takes its
+/// memory from the driver instead of the scorer's pools (measurement of what that costs).
+fn cold_rebuild() -> bool {
+    std::env::var_os("VMAFCUDA_COLD_REBUILD").is_some_and(|v| v == "1")
+}
+
 /// What happens to a scorer's backend state at a shot boundary. Either way the next shot
 /// scores exactly as a fresh libvmaf run on it; the difference is what is made anew.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -307,12 +313,15 @@ impl Scorer {
                         }),
                     )
                 } else {
-                    let first = CudaEngine::new(ctx, device, &plan)?;
+                    let cold = full && cold_rebuild();
+                    let first = CudaEngine::new(ctx, device, &plan, full && !cold)?;
                     let (ctx, plan) = (first.context().clone(), plan.clone());
+                    let (kernels, pools) = first.shared();
                     (
                         Box::new(first),
                         Box::new(move |shape: &[PlaneDims]| {
-                            Ok(Box::new(CudaEngine::for_shot(&ctx, &plan, shape)?)
+                            let shared = (!cold).then_some((&kernels, pools.as_ref()));
+                            Ok(Box::new(CudaEngine::for_shot(&ctx, &plan, shape, shared)?)
                                 as Box<dyn GpuPipeline>)
                         }),
                     )

@@ -18,6 +18,10 @@ pub struct LiveResources {
     pub modules: usize,
     /// [`super::Context`] handles alive (owned or borrowed), not handles clones share.
     pub contexts: usize,
+    /// Device memory pools of scorers ([`super::ScorerPools`]).
+    pub pools: usize,
+    /// Pinned blocks scorers keep for their next engines (not in `pinned_buffers`).
+    pub pinned_kept: usize,
 }
 
 impl LiveResources {
@@ -38,6 +42,8 @@ pub fn live_resources() -> LiveResources {
         events: EVENTS.load(Ordering::SeqCst),
         modules: MODULES.load(Ordering::SeqCst),
         contexts: CONTEXTS.load(Ordering::SeqCst),
+        pools: POOLS.load(Ordering::SeqCst),
+        pinned_kept: PINNED_KEPT.load(Ordering::SeqCst),
     }
 }
 
@@ -49,6 +55,8 @@ pub(crate) static STREAMS: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static EVENTS: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static MODULES: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static POOLS: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static PINNED_KEPT: AtomicUsize = AtomicUsize::new(0);
 
 pub(crate) fn up(counter: &AtomicUsize, n: usize) {
     counter.fetch_add(n, Ordering::SeqCst);

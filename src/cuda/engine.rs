@@ -402,6 +402,17 @@ impl GpuFeatures {
         } else {
             None
         };
+        // The driver sets a stream or an event up for real the first time work is queued on
+        // it; do that here, where the engine is built (on the rebuild thread with a full
+        // rebuild), not at the first frame of the shot.
+        for e in done.iter().chain(&staged) {
+            e.record(&stream)?;
+        }
+        for e in &side_done {
+            e.record(&side)?;
+        }
+        stream.synchronize()?;
+        side.synchronize()?;
         Ok(GpuFeatures {
             stream,
             side,

@@ -10,6 +10,8 @@ use super::counters;
 use super::driver::{guarded, release};
 use super::error::{check, CudaError, CudaResult};
 use super::fault::{self, FaultKind};
+use super::pool::{self, PoolsInner, Side};
+use std::sync::Arc;
 
 /// Plain values that may be copied to and from the device byte for byte: integers and floats
 /// (no padding, every bit pattern valid).
@@ -45,6 +47,8 @@ pub struct DeviceBuffer {
     ctx: Context,
     ptr: sys::CUdeviceptr,
     bytes: usize,
+    /// The scorer pools it came from ([`super::with_pools`]); `None`: `cuMemAlloc`.
+    pool: Option<Arc<PoolsInner>>,
 }
 
 // SAFETY: the allocation belongs to the context, not to a thread; every driver call on it binds
@@ -65,16 +69,23 @@ impl DeviceBuffer {
             }
             let call = || format!("cuMemAlloc({bytes} bytes)");
             fault::hit(FaultKind::Alloc, call)?;
-            let _bound = ctx.bind()?;
-            let mut ptr: sys::CUdeviceptr = 0;
-            // SAFETY: context current; valid out pointer.
-            check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, call)?;
+            let (ptr, pool) = match pool::allocate(ctx, Side::Device, bytes, call)? {
+                Some((ptr, pool)) => (ptr, Some(pool)),
+                None => {
+                    let _bound = ctx.bind()?;
+                    let mut ptr: sys::CUdeviceptr = 0;
+                    // SAFETY: context current; valid out pointer.
+                    check(unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }, call)?;
+                    (ptr, None)
+                }
+            };
             counters::up(&counters::DEVICE_BUFFERS, 1);
             counters::up(&counters::DEVICE_BYTES, bytes);
             Ok(DeviceBuffer {
                 ctx: ctx.clone(),
                 ptr,
                 bytes,
+                pool,
             })
         })
     }
@@ -111,14 +122,19 @@ impl DeviceBuffer {
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         let (ptr, bytes, ctx) = (self.ptr, self.bytes, &self.ctx);
-        if release("device buffer", || {
-            let _bound = ctx.bind()?;
-            // SAFETY: our allocation, freed once, here. Work using it was submitted on our
-            // streams, which their owners synchronise before dropping buffers (see copy.rs).
-            check(unsafe { sys::cuMemFree_v2(ptr) }, || {
-                format!("cuMemFree({bytes} bytes)")
-            })
-        }) {
+        let freed = match &self.pool {
+            // Back to the scorer's pool, ordered on its stream: no wait for the GPU.
+            Some(pool) => pool::free(pool, Side::Device, ptr, bytes),
+            None => release("device buffer", || {
+                let _bound = ctx.bind()?;
+                // SAFETY: our allocation, freed once, here. Work using it was submitted on our
+                // streams, which their owners synchronise before dropping buffers (see copy.rs).
+                check(unsafe { sys::cuMemFree_v2(ptr) }, || {
+                    format!("cuMemFree({bytes} bytes)")
+                })
+            }),
+        };
+        if freed {
             counters::down(&counters::DEVICE_BUFFERS, 1);
             counters::down(&counters::DEVICE_BYTES, bytes);
         }
@@ -130,6 +146,8 @@ pub struct PinnedBuffer {
     ctx: Context,
     ptr: *mut u8,
     bytes: usize,
+    /// The scorer's pinned pool it came from ([`super::with_pools`]); `None`: `cuMemHostAlloc`.
+    pool: Option<Arc<PoolsInner>>,
 }
 
 // SAFETY: like a Vec<u8>: the memory is ours alone, accessed through &self/&mut self.
@@ -148,13 +166,22 @@ impl PinnedBuffer {
             }
             let call = || format!("cuMemHostAlloc({bytes} bytes)");
             fault::hit(FaultKind::Alloc, call)?;
-            let _bound = ctx.bind()?;
-            let mut ptr: *mut c_void = std::ptr::null_mut();
-            // SAFETY: context current; valid out pointer; PORTABLE is a valid flag.
-            check(
-                unsafe { sys::cuMemHostAlloc(&mut ptr, bytes, sys::CU_MEMHOSTALLOC_PORTABLE) },
-                call,
-            )?;
+            let (ptr, pool) = match pool::allocate(ctx, Side::Host, bytes, call)? {
+                // A host pool's memory is host memory: its address is the host pointer.
+                Some((address, pool)) => (address as usize as *mut c_void, Some(pool)),
+                None => {
+                    let _bound = ctx.bind()?;
+                    let mut ptr: *mut c_void = std::ptr::null_mut();
+                    // SAFETY: context current; valid out pointer; PORTABLE is a valid flag.
+                    check(
+                        unsafe {
+                            sys::cuMemHostAlloc(&mut ptr, bytes, sys::CU_MEMHOSTALLOC_PORTABLE)
+                        },
+                        call,
+                    )?;
+                    (ptr, None)
+                }
+            };
             // SAFETY: the driver returned `bytes` writable bytes at `ptr`. Zeroed so the safe
             // slice views never expose uninitialised memory.
             unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
@@ -164,6 +191,7 @@ impl PinnedBuffer {
                 ctx: ctx.clone(),
                 ptr: ptr.cast(),
                 bytes,
+                pool,
             })
         })
     }
@@ -224,14 +252,18 @@ impl PinnedBuffer {
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
         let (ptr, bytes, ctx) = (self.ptr, self.bytes, &self.ctx);
-        if release("pinned buffer", || {
-            let _bound = ctx.bind()?;
-            // SAFETY: our allocation, freed once, here; no copy from or to it is pending (the
-            // async copy helpers are unsafe with that contract).
-            check(unsafe { sys::cuMemFreeHost(ptr.cast()) }, || {
-                format!("cuMemFreeHost({bytes} bytes)")
-            })
-        }) {
+        let freed = match &self.pool {
+            Some(pool) => pool::free(pool, Side::Host, ptr as usize as sys::CUdeviceptr, bytes),
+            None => release("pinned buffer", || {
+                let _bound = ctx.bind()?;
+                // SAFETY: our allocation, freed once, here; no copy from or to it is pending (the
+                // async copy helpers are unsafe with that contract).
+                check(unsafe { sys::cuMemFreeHost(ptr.cast()) }, || {
+                    format!("cuMemFreeHost({bytes} bytes)")
+                })
+            }),
+        };
+        if freed {
             counters::down(&counters::PINNED_BUFFERS, 1);
             counters::down(&counters::PINNED_BYTES, bytes);
         }

@@ -9,6 +9,8 @@
 //!   [`Stream`] (non-blocking; we synchronise only our own streams), [`Event`], [`Module`]
 //!   (with its [`Function`]s). Dropping releases; a failed release is reported, never a panic.
 //! * [`copy`]: host/device copies, 2D pitched copies; [`Function::launch`] launches kernels.
+//! * [`foreign`]: device memory of other libraries (PyTorch, CuPy): its device, its producer's
+//!   stream, a copy back to the host.
 //! * [`fault`]: test hook making the n-th allocation, module load, launch or copy fail.
 //! * Kernels are compiled ahead of time ([`kernels`]); [`psnr`] is the first feature on them.
 //! * [`stage_timing`]: the time of each stage of a frame (staging, upload, each feature, the
@@ -23,11 +25,13 @@ pub mod engine;
 pub mod error;
 pub mod event;
 pub mod fault;
+pub mod foreign;
 pub mod kernels;
 pub mod memory;
 pub mod module;
 pub mod motion;
 pub mod plane;
+pub mod pool;
 pub mod psnr;
 pub mod stage_timing;
 pub mod stream;
@@ -45,6 +49,7 @@ pub use memory::{DeviceBuffer, DeviceRepr, PinnedBuffer};
 pub use module::{arg, Function, LaunchConfig, Module};
 pub use motion::{GpuMotion, MotionKernels};
 pub use plane::{DevicePlane, DevicePlaneBuf};
+pub use pool::{with_pools, ScorerPools};
 pub use psnr::{GpuPsnr, PsnrFrame, PsnrKernels};
 pub use stage_timing::{time_stages, StageTimes};
 pub use stream::Stream;
