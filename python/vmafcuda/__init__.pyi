@@ -23,7 +23,8 @@ def score(
     """Scores a y4m pair; returns the CLI's JSON report as a dict."""
 
 class Scorer:
-    """Streaming scorer of luma planes (2-D C-contiguous uint8 / uint16 NumPy arrays)."""
+    """Streaming scorer of luma planes: 2-D C-contiguous uint8 / uint16 NumPy arrays, or CUDA
+    arrays (``__cuda_array_interface__``: PyTorch, CuPy) read in place on the GPU."""
 
     def __init__(
         self,
@@ -31,7 +32,7 @@ class Scorer:
         height: int,
         bpc: int = 8,
         model: str = "vmaf_v0.6.1",
-        backend: str = "auto",
+        backend: str = "auto",  # "auto", "cpu", "cuda" or "cuda:N"
         shots: Optional[Sequence[int]] = None,
     ) -> None: ...
     @property
@@ -40,7 +41,11 @@ class Scorer:
     @property
     def frames_pushed(self) -> int: ...
     def push(self, reference: Any, distorted: Any) -> None:
-        """Scores one pair of (height, width) luma arrays."""
+        """Scores one pair of (height, width) luma arrays (both host or both CUDA). CUDA arrays
+        are queued (up to 3 pairs in flight) and kept alive until read: do not write into
+        them before ``sync()``."""
+    def sync(self) -> None:
+        """Waits until the GPU has read and scored every CUDA array pushed so far."""
     def new_shot(self) -> None:
         """The next frame starts a new shot (motion restarts, as a fresh libvmaf run)."""
     def finish(self) -> Report:
