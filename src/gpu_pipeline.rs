@@ -126,8 +126,9 @@ struct RebuildJob {
 }
 
 /// [`crate::scorer::Rebuild::Full`]: every shot gets a GPU engine of its own, built whole and
-/// torn down whole (device memory, streams, events, kernel modules, pinned staging; only the
-/// CUDA context is kept). The next shot's engine is built on a thread of its own while the
+/// torn down whole (streams, events, every device allocation, pinned staging and result
+/// slots; the CUDA context, the kernel modules and the scorer's memory pools are kept, or with
+/// `VMAFCUDA_COLD_REBUILD=1` only the context). The next shot's engine is built on a thread of its own while the
 /// current shot runs, and the engine of the shot that ended is torn down there too, so a
 /// boundary only swaps two engines: the pipeline does not wait for the driver.
 ///

@@ -63,9 +63,11 @@ fn cold_rebuild() -> bool {
 /// scores exactly as a fresh libvmaf run on it; the difference is what is made anew.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Rebuild {
-    /// Tear the whole per-shot engine down and build a new one: on the GPU its device memory,
-    /// streams, events, kernel modules and pinned staging (only the CUDA context survives),
-    /// built ahead on a thread while the shot before runs; on the CPU the worker scratch.
+    /// Tear the whole per-shot engine down and build a new one: on the GPU its streams,
+    /// events, every device allocation, pinned staging and result slots, built ahead on a
+    /// thread while the shot before runs (the CUDA context, the kernel modules and the
+    /// scorer's memory pools it allocates from live as long as the scorer; crate docs,
+    /// "Lifecycle"); on the CPU the worker scratch.
     #[default]
     Full,
     /// Keep the engine and reset its session state in place (a queued memset on the GPU).

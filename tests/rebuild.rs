@@ -291,7 +291,7 @@ fn cuda_rebuilds_do_not_grow_memory() {
         (576, 324, count(10_000), Rebuild::Full, false),
         (1920, 1080, count(10_000) / 10, Rebuild::Full, false),
         (576, 324, count(10_000) / 10, Rebuild::Reset, false),
-        (576, 324, count(10_000), Rebuild::Full, true),
+        (576, 324, count(10_000) / 2, Rebuild::Full, true),
     ];
     for (w, h, n, rebuild, cold) in runs {
         if cold {

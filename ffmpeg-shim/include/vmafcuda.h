@@ -63,9 +63,11 @@ enum VmafcudaBackend {
 
 /* What a shot boundary does to the scoring engine. The scores are the same either way. */
 enum VmafcudaRebuild {
-    /* Tear the whole per-shot engine down and build a new one (on the GPU its device memory,
-     * streams, kernel modules and pinned staging; built ahead on a thread while the shot before
-     * runs, so no stall). The default, and what a zero-filled field means. */
+    /* Tear the whole per-shot engine down and build a new one (on the GPU its streams, events,
+     * every device allocation and its pinned staging, allocated from the scorer's own memory
+     * pools; the context and the kernel modules live as long as the scorer; built ahead on a
+     * thread while the shot before runs, so no stall). The default, and what a zero-filled
+     * field means. */
     VMAFCUDA_REBUILD_FULL = 0,
     /* Keep the engine and reset its state in place. */
     VMAFCUDA_REBUILD_RESET = 1
