@@ -218,7 +218,7 @@ EOF
   # backend=cuda errors out).
   if [[ -x .gpu/gstplugin/element-tests ]]; then
     local t rc
-    for t in a_thousand_shot_rebuilds real_out_of_memory; do
+    for t in a_thousand_shot_rebuilds real_out_of_memory state_cycles_share; do
       rc=0
       t0=$(date +%s%N)
       VMAFCUDA_TEST_BACKEND=cuda VMAFCUDA_CORPUS=${VMAFCUDA_CORPUS:-$PWD/.gpu/corpus} \
@@ -226,7 +226,7 @@ EOF
         >"$out/element-test-$t.log" 2>&1 || rc=$?
       t1=$(date +%s%N)
       rows+=("$(printf 'element test %-26s rc=%s %6sms %s' "$t" "$rc" "$(((t1 - t0) / 1000000))" \
-        "$(grep -aoE "(1000 rebuilds.*|real OOM.*|skipping.*)" "$out/element-test-$t.log" | head -1)")")
+        "$(grep -aoE "(1000 rebuilds.*|real OOM.*|[0-9]+ state cycles.*|skipping.*)" "$out/element-test-$t.log" | head -1)")")
     done
   fi
 

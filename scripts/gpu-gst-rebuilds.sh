@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # 10,000 full rebuilds through a real gst-launch pipeline on CUDA memory (cudaupload), sampled
-# from outside once a second: RSS, open fds, nvidia-smi's per-process device memory.
+# from outside every SAMPLE_S seconds (default 0.25): RSS, open fds, nvidia-smi's per-process
+# device memory. N frames (default 20,000), a boundary every 2 frames; N up to about 40,000 (the
+# boundary list must fit one command-line argument).
 set -u
 # Run on the GPU machine after `scripts/gpu-gst-check.sh build` (which makes .gpu/gst and
 # .gpu/gstplugin); OUT is the folder results go to.
@@ -19,8 +21,8 @@ while kill -0 $pid 2>/dev/null; do
   rss=$(awk '/VmRSS/{print $2}' /proc/$pid/status 2>/dev/null)
   fds=$(ls /proc/$pid/fd 2>/dev/null | wc -l)
   smi=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits | awk -F', ' -v p=$pid '$1==p{print $2}')
-  echo "$(date +%s) $rss $fds ${smi:-?}" >> $OUT/gst10k-samples.txt
-  sleep 1
+  echo "$(date +%s.%N) $rss $fds ${smi:-?}" >> $OUT/gst10k-samples.txt
+  sleep "${SAMPLE_S:-0.25}"
 done
 wait $pid; echo "gst-launch rc=$?"
 tail -3 $OUT/gst10k.log
@@ -28,13 +30,13 @@ python3 - $OUT/gst10k-samples.txt $OUT/gst10k.json $N <<'PY'
 import sys, json
 rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 4 and l.split()[1].isdigit()]
 n = len(rows); w = rows[n // 5:]
-t = [int(r[0]) for r in w]; rss = [int(r[1]) * 1024 for r in w]; fds = [int(r[2]) for r in w]
+t = [float(r[0]) for r in w]; rss = [int(r[1]) * 1024 for r in w]; fds = [int(r[2]) for r in w]
 smi = [int(r[3]) for r in w if r[3].isdigit()]
-dur = int(rows[-1][0]) - int(rows[0][0]) + 1
+dur = float(rows[-1][0]) - float(rows[0][0])
 mt = sum(t) / len(t); mr = sum(rss) / len(rss)
 slope = sum((a - mt) * (b - mr) for a, b in zip(t, rss)) / max(1e-9, sum((a - mt) ** 2 for a in t))
 per_rebuild = slope * dur / (int(sys.argv[3]) // 2)
-print(f"{n} samples over {dur} s; after the first 20%: RSS {min(rss)/1e6:.2f}-{max(rss)/1e6:.2f} MB, slope {slope:.1f} B/s = {per_rebuild:.2f} B per rebuild; fds {min(fds)}-{max(fds)}; nvidia-smi {min(smi) if smi else '?'}-{max(smi) if smi else '?'} MiB")
+print(f"{n} samples over {dur:.1f} s; after the first 20%: RSS {min(rss)/1e6:.2f}-{max(rss)/1e6:.2f} MB, slope {slope:.1f} B/s = {per_rebuild:.2f} B per rebuild; fds {min(fds)}-{max(fds)}; nvidia-smi {min(smi) if smi else '?'}-{max(smi) if smi else '?'} MiB")
 try:
     r = json.load(open(sys.argv[2])); print("results:", len(r["frames"]), "frames, pooled vmaf mean", r["pooled_metrics"]["vmaf"]["mean"])
 except Exception as e:
