@@ -54,6 +54,7 @@ impl EmulatedGpu {
     pub(crate) fn new(plan: &FeaturePlan) -> CudaResult<EmulatedGpu> {
         fault::hit(FaultKind::ModuleLoad, || "emulated module load".into())?;
         fault::hit(FaultKind::Alloc, || "emulated feature memory".into())?;
+        fault::hit(FaultKind::Create, || "emulated stream creation".into())?;
         Ok(EmulatedGpu {
             plan: plan.clone(),
             extractors: SpatialExtractors::new(plan),

@@ -203,8 +203,8 @@ fn sweep(sc: &Scenario, mode: Mode) -> usize {
         }
     }
     assert!(fired > 20, "only {fired} faults fired");
-    // At most the last module load and the last allocation of each run's final spare.
-    assert!(unused_spare <= 2, "{unused_spare} faults changed nothing");
+    // At most the last module load, allocation and stream creation of each run's final spare.
+    assert!(unused_spare <= 3, "{unused_spare} faults changed nothing");
     fired
 }
 

@@ -31,6 +31,7 @@ impl Event {
     /// A new event; `timing` enables [`Event::elapsed_ms`] (slightly costlier to record).
     pub fn new(ctx: &Context, timing: bool) -> CudaResult<Event> {
         guarded("Event::new", || {
+            super::fault::hit(super::fault::FaultKind::Create, || "cuEventCreate".into())?;
             let _bound = ctx.bind()?;
             let flags = if timing {
                 sys::CUevent_flags_enum::CU_EVENT_DEFAULT as u32

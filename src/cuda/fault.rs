@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::error::{injected, CudaResult};
 
+/// How many kinds of fault there are.
+const KINDS: usize = 5;
+
 /// A class of operations that can be made to fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultKind {
@@ -21,14 +24,18 @@ pub enum FaultKind {
     Launch,
     /// Every memcpy and memset helper: fails with `CUDA_ERROR_INVALID_VALUE`.
     Copy,
+    /// Stream, event and memory pool creation (`cuStreamCreate`, `cuEventCreate`,
+    /// `cuMemPoolCreate`): fail with `CUDA_ERROR_OUT_OF_MEMORY`.
+    Create,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 4] = [
+    pub const ALL: [FaultKind; KINDS] = [
         FaultKind::Alloc,
         FaultKind::ModuleLoad,
         FaultKind::Launch,
         FaultKind::Copy,
+        FaultKind::Create,
     ];
 
     fn index(self) -> usize {
@@ -37,7 +44,9 @@ impl FaultKind {
 
     fn synthetic(self) -> (u32, &'static str) {
         match self {
-            FaultKind::Alloc | FaultKind::ModuleLoad => (2, "CUDA_ERROR_OUT_OF_MEMORY"),
+            FaultKind::Alloc | FaultKind::ModuleLoad | FaultKind::Create => {
+                (2, "CUDA_ERROR_OUT_OF_MEMORY")
+            }
             FaultKind::Launch => (719, "CUDA_ERROR_LAUNCH_FAILED"),
             FaultKind::Copy => (1, "CUDA_ERROR_INVALID_VALUE"),
         }
@@ -48,17 +57,17 @@ impl FaultKind {
 struct Faults {
     armed: AtomicBool,
     /// Per kind: operations left before the failing one (1 = the next fails), 0 = disarmed.
-    countdown: [AtomicU64; 4],
+    countdown: [AtomicU64; KINDS],
     /// Per kind: operations attempted since the last clear.
-    seen: [AtomicU64; 4],
+    seen: [AtomicU64; KINDS],
 }
 
 impl Faults {
     const fn new() -> Self {
         Faults {
             armed: AtomicBool::new(false),
-            countdown: [const { AtomicU64::new(0) }; 4],
-            seen: [const { AtomicU64::new(0) }; 4],
+            countdown: [const { AtomicU64::new(0) }; KINDS],
+            seen: [const { AtomicU64::new(0) }; KINDS],
         }
     }
 
@@ -71,7 +80,7 @@ impl Faults {
 
     fn clear(&self) {
         self.armed.store(false, Ordering::SeqCst);
-        for i in 0..4 {
+        for i in 0..KINDS {
             self.countdown[i].store(0, Ordering::SeqCst);
             self.seen[i].store(0, Ordering::SeqCst);
         }

@@ -56,6 +56,9 @@ unsafe impl Send for PoolsInner {}
 unsafe impl Sync for PoolsInner {}
 
 fn create(location: sys::CUmemLocationType, id: i32) -> CudaResult<sys::CUmemoryPool> {
+    super::fault::hit(super::fault::FaultKind::Create, || {
+        format!("cuMemPoolCreate({location:?})")
+    })?;
     // SAFETY: an all-zero CUmemPoolProps is valid (no handle types, default location
     // fields), the fields the API needs are set below.
     let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };

@@ -25,6 +25,7 @@ unsafe impl Sync for Stream {}
 impl Stream {
     pub fn new(ctx: &Context) -> CudaResult<Stream> {
         guarded("Stream::new", || {
+            super::fault::hit(super::fault::FaultKind::Create, || "cuStreamCreate".into())?;
             let _bound = ctx.bind()?;
             let mut raw: sys::CUstream = std::ptr::null_mut();
             let flags = sys::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32;
