@@ -73,6 +73,18 @@ def read_luma(path):
     return width, height, (10 if sample == 2 else 8), frames
 
 
+def cli_binary():
+    """The vmafcuda CLI: $VMAFCUDA_CLI, else a release (or debug) build in the target folder."""
+    given = os.environ.get("VMAFCUDA_CLI")
+    if given:
+        return pathlib.Path(given)
+    for profile in ("release", "debug"):
+        for target in (os.environ.get("CARGO_TARGET_DIR"), REPO / "target"):
+            if target and (pathlib.Path(target) / profile / "vmafcuda").exists():
+                return pathlib.Path(target) / profile / "vmafcuda"
+    return None
+
+
 def without_fps(report):
     report = dict(report)
     report.pop("fps", None)

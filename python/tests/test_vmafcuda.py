@@ -2,14 +2,13 @@
 
 import json
 import os
-import pathlib
 import subprocess
 
 import numpy as np
 import pytest
 
 import vmafcuda
-from conftest import REPO, corpus_json, read_luma, without_fps
+from conftest import cli_binary, corpus_json, read_luma, without_fps
 
 ROCKET = ("s_rocket_176x144", "s_rocket_176x144__x264_crf32")  # 8-bit, 60 frames
 COFFEE10 = ("s_coffee_1280x720_10bit", "s_coffee_1280x720_10bit__x265_crf28")  # 10-bit, 8
@@ -40,17 +39,6 @@ def test_score_equals_libvmaf(y4m, pair):
     assert report["model"] == "vmaf_v0.6.1"
     assert report["backend"] == "cpu"
     assert_matches_libvmaf(report, corpus_json(f"{pair[1]}.vmaf_v0.6.1.full.json"))
-
-
-def cli_binary():
-    given = os.environ.get("VMAFCUDA_CLI")
-    if given:
-        return pathlib.Path(given)
-    for profile in ("release", "debug"):
-        for target in (os.environ.get("CARGO_TARGET_DIR"), REPO / "target"):
-            if target and (pathlib.Path(target) / profile / "vmafcuda").exists():
-                return pathlib.Path(target) / profile / "vmafcuda"
-    return None
 
 
 @pytest.mark.parametrize("pair", [ROCKET, COFFEE10], ids=["8bit", "10bit"])
