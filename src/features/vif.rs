@@ -33,6 +33,9 @@
 
 use std::sync::OnceLock;
 
+use super::simd::SimdLevel;
+#[cfg(target_arch = "x86_64")]
+use super::vif_x86;
 use crate::frame::{Plane, Samples};
 
 /// libvmaf's default `vif_enhn_gain_limit` (`vmaf_v0.6.1neg` uses 1.0).
@@ -126,16 +129,22 @@ pub fn scores_from_sums(sums: &[VifSums; 4]) -> VifScores {
 }
 
 /// What the code inlined into an entry point may use; picked at run time by
-/// [`VifExtractor::extract`]. Both variants compute identical results.
+/// [`VifExtractor::extract`]. Every variant computes identical results.
+///
+/// The explicit kernels of `vif_x86` are called when `LEVEL` says so: `Avx2` and `Avx512`
+/// are only instantiated inside [`VifExtractor::extract_avx2`] / `extract_avx512`, which run
+/// only on CPUs that have those instruction sets.
 trait Isa {
     /// `roundpd` (SSE4.1) is available: `floor` is one instruction.
     const ROUND: bool;
+    const LEVEL: SimdLevel;
 }
 
 /// Baseline x86-64 (or any other architecture).
 struct Portable;
 impl Isa for Portable {
     const ROUND: bool = false;
+    const LEVEL: SimdLevel = SimdLevel::Scalar;
 }
 
 /// AVX2.
@@ -144,6 +153,59 @@ struct Avx2;
 #[cfg(target_arch = "x86_64")]
 impl Isa for Avx2 {
     const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Avx2;
+}
+
+/// AVX-512 (F, BW, DQ, VL).
+#[cfg(target_arch = "x86_64")]
+struct Avx512;
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx512 {
+    const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Avx512;
+}
+
+/// Columns per block of the explicit kernels at level `I` (0: none, portable loops only).
+#[inline(always)]
+fn vector_chunk<I: Isa>() -> usize {
+    match I::LEVEL {
+        SimdLevel::Scalar => 0,
+        SimdLevel::Avx2 => 16,
+        SimdLevel::Avx512 => 32,
+    }
+}
+
+/// `out[j] = sum_k filt[k] * src[j + k]` (wrapping `u32`) for every `j < out.len()`, or with
+/// `lo`, [`filter_row_split`] of (`lo`, `src`). The explicit kernels take the whole blocks
+/// they can (in their output order, see `vif_x86`), the portable loops the rest.
+#[inline(always)]
+fn filter_row<I: Isa, const N: usize>(
+    src: &[u16],
+    lo: Option<&[u16]>,
+    filt: &[u16; N],
+    out: &mut [u32],
+) {
+    let n = out.len();
+    let chunk = vector_chunk::<I>();
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if chunk > 0 && vif_x86::taps_fit(filt) {
+        done = n - n % chunk;
+        assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() == src.len()));
+        match I::LEVEL {
+            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); lengths asserted
+            // above, `done` is a multiple of 16 and the taps fit.
+            SimdLevel::Avx2 => unsafe { vif_x86::hfilter_avx2(src, lo, filt, out, done) },
+            // SAFETY: as above, inside `extract_avx512`; `done` is a multiple of 32.
+            SimdLevel::Avx512 => unsafe { vif_x86::hfilter_avx512(src, lo, filt, out, done) },
+            SimdLevel::Scalar => unreachable!(),
+        }
+    }
+    let (src, out) = (&src[done..], &mut out[done..]);
+    match lo {
+        None => filter_row_u32(src, filt, out),
+        Some(lo) => filter_row_split(&lo[done..], src, filt, out),
+    }
 }
 
 /// `floor(x)` for `|x| < 2^51` (garbage beyond, never NaN for finite `x`).
@@ -294,8 +356,9 @@ struct Scratch {
 /// The second moments (`u32`) are split into their low and high 16 bits, so that the
 /// horizontal pass can sum each half in `u32` (see [`filter_row_split`]).
 struct Moments {
-    mu1: Vec<u32>,
-    mu2: Vec<u32>,
+    /// `mu` after the vertical shift always fits 16 bits.
+    mu1: Vec<u16>,
+    mu2: Vec<u16>,
     /// `xx`, `yy`, `xy`: low halves, then high halves.
     sq: [[Vec<u16>; 2]; 3],
     scratch: Box<Scratch>,
@@ -331,7 +394,7 @@ impl Moments {
 /// second moments unshifted. Taps outermost over blocks of columns, so that every loop streams
 /// a few rows and vectorises.
 #[inline(always)]
-fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
+fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
     let w = r.w;
     let rr = r.taps::<17>(i);
     let dr = d.taps::<17>(i);
@@ -339,7 +402,33 @@ fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
     // Everything below fits u32 (sums of at most 65536 * 255^2); wrapping operations keep
     // overflow checks out of the loops in debug builds.
     let mac = |acc: u32, c: u32, v: u32| acc.wrapping_add(c.wrapping_mul(v));
+    let chunk = vector_chunk::<I>();
     let mut c0 = 0;
+    #[cfg(target_arch = "x86_64")]
+    if chunk > 0 {
+        c0 = w - w % chunk;
+        let o = PAD..PAD + c0;
+        let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
+        let out = vif_x86::VerticalOut {
+            mu1: &mut m.mu1[o.clone()],
+            mu2: &mut m.mu2[o.clone()],
+            sq: [
+                (&mut xl[o.clone()], &mut xh[o.clone()]),
+                (&mut yl[o.clone()], &mut yh[o.clone()]),
+                (&mut zl[o.clone()], &mut zh[o.clone()]),
+            ],
+        };
+        match I::LEVEL {
+            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); every row and
+            // output holds `c0` samples, a multiple of 16.
+            SimdLevel::Avx2 => unsafe { vif_x86::vertical_8_avx2(&rr, &dr, &FILTER_0, out, c0) },
+            // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
+            SimdLevel::Avx512 => unsafe {
+                vif_x86::vertical_8_avx512(&rr, &dr, &FILTER_0, out, c0)
+            },
+            SimdLevel::Scalar => unreachable!(),
+        }
+    }
     while c0 < w {
         let n = BLOCK.min(w - c0);
         let cols = c0..c0 + n;
@@ -375,7 +464,7 @@ fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
         let o = PAD + c0..PAD + c0 + n;
         for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
             for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
-                *d = (v + 128) >> 8;
+                *d = ((v + 128) >> 8) as u16;
             }
         }
         for ([lo, hi], src) in m.sq.iter_mut().zip([&*axx, &*ayy, &*axy]) {
@@ -457,7 +546,7 @@ fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
         let o = PAD + c0..PAD + c0 + n;
         for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
             for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
-                *d = v.wrapping_add(rnd_mu) >> sh_mu;
+                *d = (v.wrapping_add(rnd_mu) >> sh_mu) as u16;
             }
         }
         // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh); libvmaf keeps
@@ -480,14 +569,19 @@ fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
 /// Horizontal `N`-tap filter of a `u32` row (`src` starts `N / 2` before the first output),
 /// symmetric taps added first; wrapping `u32` sums like libvmaf's (the results fit).
 #[inline(always)]
-fn filter_row_u32<const N: usize>(src: &[u32], filt: &[u16; N], out: &mut [u32]) {
+fn filter_row_u32<T: Copy + Into<u32>, const N: usize>(
+    src: &[T],
+    filt: &[u16; N],
+    out: &mut [u32],
+) {
     let half = N / 2;
     let f = filt.map(u32::from);
     // Exactly one window per output: no bounds checks, no scalar epilogue.
     for (o, win) in out.iter_mut().zip(src.windows(N)) {
-        let mut a = f[half].wrapping_mul(win[half]);
+        let mut a = f[half].wrapping_mul(win[half].into());
         for k in 0..half {
-            a = a.wrapping_add(f[k].wrapping_mul(win[k].wrapping_add(win[N - 1 - k])));
+            let pair = win[k].into().wrapping_add(win[N - 1 - k].into());
+            a = a.wrapping_add(f[k].wrapping_mul(pair));
         }
         *o = a;
     }
@@ -558,10 +652,10 @@ fn horizontal_stats<I: Isa, const N: usize>(
         let [mu1, mu2, xx, yy, xy] = &mut *filtered;
         let (mu1, mu2) = (&mut mu1[..n], &mut mu2[..n]);
         let (xx, yy, xy) = (&mut xx[..n], &mut yy[..n], &mut xy[..n]);
-        filter_row_u32(&m_mu1[src.clone()], filt, mu1);
-        filter_row_u32(&m_mu2[src.clone()], filt, mu2);
+        filter_row::<I, N>(&m_mu1[src.clone()], None, filt, mu1);
+        filter_row::<I, N>(&m_mu2[src.clone()], None, filt, mu2);
         for ([lo, hi], out) in m_sq.iter().zip([&mut *xx, &mut *yy, &mut *xy]) {
-            filter_row_split(&lo[src.clone()], &hi[src.clone()], filt, out);
+            filter_row::<I, N>(&hi[src.clone()], Some(&lo[src.clone()]), filt, out);
         }
         let [s1, s2, s12] = &mut *sigma;
         let (s1, s2, s12) = (&mut s1[..n], &mut s2[..n], &mut s12[..n]);
@@ -695,6 +789,7 @@ pub struct VifExtractor {
     levels: [Level; 3],
     moments: Moments,
     conv: Vec<u32>,
+    simd: SimdLevel,
 }
 
 impl VifExtractor {
@@ -732,20 +827,34 @@ impl VifExtractor {
             levels,
             moments: Moments::new(width),
             conv: vec![0; width + 2 * PAD],
+            simd: SimdLevel::selected(),
         }
+    }
+
+    /// The instruction-set level [`extract`](Self::extract) runs with.
+    pub fn simd_level(&self) -> SimdLevel {
+        self.simd
+    }
+
+    /// Makes [`extract`](Self::extract) run with `level`, or the best level below it that the
+    /// CPU supports; returns the level now in use. Every level gives identical scores.
+    pub fn set_simd_level(&mut self, level: SimdLevel) -> SimdLevel {
+        self.simd = level.capped();
+        self.simd
     }
 
     /// Scores one reference/distorted pair (same size and depth as given to `new`).
     pub fn extract(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: `extract_avx2` only requires AVX2 beyond the baseline target, and the
-                // running CPU supports it (checked just above).
-                return unsafe { self.extract_avx2(reference, distorted) };
-            }
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `simd` is only ever a level the running CPU supports (`capped`,
+            // `selected`), and `extract_avx2` needs nothing beyond AVX2.
+            SimdLevel::Avx2 => unsafe { self.extract_avx2(reference, distorted) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
+            SimdLevel::Avx512 => unsafe { self.extract_avx512(reference, distorted) },
+            _ => self.extract_impl::<Portable>(reference, distorted),
         }
-        self.extract_impl::<Portable>(reference, distorted)
     }
 
     /// Same as [`extract`](Self::extract) but always with the baseline code path (no runtime
@@ -760,6 +869,13 @@ impl VifExtractor {
     #[target_feature(enable = "avx2")]
     fn extract_avx2(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
         self.extract_impl::<Avx2>(reference, distorted)
+    }
+
+    /// The whole pipeline compiled with AVX-512 enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+    fn extract_avx512(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        self.extract_impl::<Avx512>(reference, distorted)
     }
 
     #[inline(always)]
@@ -831,7 +947,7 @@ impl VifExtractor {
     fn scale0_8<I: Isa>(&mut self, r: Img<u8>, d: Img<u8>) -> VifSums {
         let mut acc = VifSums::default();
         for i in 0..r.h {
-            vertical_moments_8(r, d, i, &mut self.moments);
+            vertical_moments_8::<I>(r, d, i, &mut self.moments);
             horizontal_stats::<I, 17>(
                 &mut self.moments,
                 r.w,
