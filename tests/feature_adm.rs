@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use vmafcuda::features::adm::{AdmExtractor, AdmScores, DEFAULT_ADM_ENHN_GAIN_LIMIT};
+use vmafcuda::features::simd::SimdLevel;
 use vmafcuda::y4m::Y4mReader;
 
 /// Scores every frame pair of two clips.
@@ -247,27 +248,27 @@ fn timing_1080p() {
     let dists = read(&common::pair_distorted(pair));
     let mut adm = AdmExtractor::new(1920, 1080, 8, DEFAULT_ADM_ENHN_GAIN_LIMIT);
     let mut sink = 0.0;
-    // Best of several rounds over the clip (the machine may be shared).
-    let mut time = |portable: bool, rounds: usize| {
+    // Best of several rounds over the clip, in CPU time of this thread (the machine may be
+    // shared).
+    let mut time = |level: SimdLevel, rounds: usize| {
+        let used = adm.set_simd_level(level);
         let mut best = f64::INFINITY;
         for _ in 0..rounds {
-            let start = std::time::Instant::now();
+            let start = common::thread_seconds();
             for (r, d) in refs.iter().zip(&dists) {
-                let (rv, dv) = (r.luma.view(), d.luma.view());
-                let s = if portable {
-                    adm.extract_portable(&rv, &dv)
-                } else {
-                    adm.extract(&rv, &dv)
-                };
+                let s = adm.extract(&r.luma.view(), &d.luma.view());
                 sink += s.adm2;
             }
-            best = best.min(start.elapsed().as_secs_f64() * 1e3 / refs.len() as f64);
+            best = best.min((common::thread_seconds() - start) * 1e3 / refs.len() as f64);
         }
-        best
+        (used, best)
     };
-    let fast = time(false, 30);
-    let base = time(true, 4);
-    eprintln!("ADM 1920x1080 8-bit: {fast:.2} ms/frame (runtime-dispatched path), {base:.2} ms/frame (baseline x86-64 path); checksum {sink}");
+    for level in SimdLevel::ALL {
+        let rounds = if level == SimdLevel::Scalar { 3 } else { 10 };
+        let (used, ms) = time(level, rounds);
+        eprintln!("ADM 1920x1080 8-bit: {ms:.2} ms/frame at {level} (ran as {used})");
+    }
+    eprintln!("checksum {sink}");
 }
 
 // ---------------------------------------------------------------------------------------------

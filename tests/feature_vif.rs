@@ -5,6 +5,7 @@ mod common;
 use std::path::Path;
 
 use serde_json::Value;
+use vmafcuda::features::simd::SimdLevel;
 use vmafcuda::features::vif::{VifExtractor, VifScores, DEFAULT_VIF_ENHN_GAIN_LIMIT};
 use vmafcuda::frame::{Plane, Samples};
 use vmafcuda::y4m::Y4mReader;
@@ -256,30 +257,27 @@ fn timing() {
         let (w, h, bpc) = (refs[0].width(), refs[0].height(), refs[0].bpc());
         let mut vif = VifExtractor::new(w, h, bpc, DEFAULT_VIF_ENHN_GAIN_LIMIT);
         let mut sink = 0.0;
-        // Best of several rounds over the clip (the machine may be shared).
-        let mut time = |portable: bool, rounds: usize| {
+        // Best of several rounds over the clip, in CPU time of this thread (the machine may be
+        // shared).
+        let mut time = |level: SimdLevel, rounds: usize| {
+            let used = vif.set_simd_level(level);
             let mut best = f64::INFINITY;
             for _ in 0..rounds {
-                let start = std::time::Instant::now();
+                let start = common::thread_seconds();
                 for (r, d) in refs.iter().zip(&dists) {
-                    let (rv, dv) = (r.luma.view(), d.luma.view());
-                    let s = if portable {
-                        vif.extract_portable(&rv, &dv)
-                    } else {
-                        vif.extract(&rv, &dv)
-                    };
+                    let s = vif.extract(&r.luma.view(), &d.luma.view());
                     sink += s.scale[0];
                 }
-                best = best.min(start.elapsed().as_secs_f64() * 1e3 / refs.len() as f64);
+                best = best.min((common::thread_seconds() - start) * 1e3 / refs.len() as f64);
             }
-            best
+            (used, best)
         };
-        let fast = time(false, 10);
-        let base = time(true, 3);
-        eprintln!(
-            "VIF {w}x{h} {bpc}-bit: {fast:.2} ms/frame (runtime-dispatched path), \
-             {base:.2} ms/frame (baseline x86-64 path); checksum {sink}"
-        );
+        for level in SimdLevel::ALL {
+            let rounds = if level == SimdLevel::Scalar { 3 } else { 10 };
+            let (used, ms) = time(level, rounds);
+            eprintln!("VIF {w}x{h} {bpc}-bit: {ms:.2} ms/frame at {level} (ran as {used})");
+        }
+        eprintln!("checksum {sink}");
     }
 }
 

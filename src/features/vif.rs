@@ -480,9 +480,9 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
 /// summed as 16-bit halves of `x²` in `u32` lanes (as in [`filter_row_split`]), both with
 /// rounding.
 #[inline(always)]
-fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
-    r: Img<T>,
-    d: Img<T>,
+fn vertical_moments_wide<I: Isa, const N: usize>(
+    r: Img<u16>,
+    d: Img<u16>,
     i: usize,
     filt: &[u16; N],
     (sh_mu, sh_sq): (u32, u32),
@@ -493,12 +493,44 @@ fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
     let rr = r.taps::<N>(i);
     let dr = d.taps::<N>(i);
     let rnd_mu = 1u32 << (sh_mu - 1);
-    debug_assert!((1..=16).contains(&sh_sq));
+    assert!((1..=16).contains(&sh_sq) && (1..=16).contains(&sh_mu));
     let rnd_sq = 1u32 << (sh_sq - 1);
     let f = filt.map(u32::from);
     let mac = |acc: u32, c: u32, v: u32| acc.wrapping_add(c.wrapping_mul(v));
     let (lo, hi) = (|v: u32| v & 0xffff, |v: u32| v >> 16);
+    let chunk = vector_chunk::<I>();
     let mut c0 = 0;
+    #[cfg(target_arch = "x86_64")]
+    if chunk > 0 && vif_x86::taps_fit(filt) {
+        c0 = w - w % chunk;
+        let o = PAD..PAD + c0;
+        let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
+        let out = vif_x86::VerticalOut {
+            mu1: &mut m.mu1[o.clone()],
+            mu2: &mut m.mu2[o.clone()],
+            sq: [
+                (&mut xl[o.clone()], &mut xh[o.clone()]),
+                (&mut yl[o.clone()], &mut yh[o.clone()]),
+                (&mut zl[o.clone()], &mut zh[o.clone()]),
+            ],
+        };
+        let shifts = vif_x86::WideShifts {
+            mu: sh_mu,
+            sq: sh_sq,
+        };
+        match I::LEVEL {
+            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); shifts asserted
+            // above; every row and output holds `c0` samples, a multiple of 16.
+            SimdLevel::Avx2 => unsafe {
+                vif_x86::vertical_wide_avx2(&rr, &dr, filt, shifts, out, c0)
+            },
+            // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
+            SimdLevel::Avx512 => unsafe {
+                vif_x86::vertical_wide_avx512(&rr, &dr, filt, shifts, out, c0)
+            },
+            SimdLevel::Scalar => unreachable!(),
+        }
+    }
     while c0 < w {
         let n = BLOCK.min(w - c0);
         let cols = c0..c0 + n;
@@ -762,8 +794,8 @@ fn img<'a, T>(p: &Plane, data: &'a [T]) -> Img<'a, T> {
 
 /// VIF of one scale in the general case (see [`vertical_moments_wide`]).
 #[inline(always)]
-fn scale_stats_wide<I: Isa, T: Copy + Into<u32>, const N: usize>(
-    [r, d]: [Img<T>; 2],
+fn scale_stats_wide<I: Isa, const N: usize>(
+    [r, d]: [Img<u16>; 2],
     filt: &[u16; N],
     shifts: (u32, u32),
     moments: &mut Moments,
@@ -772,7 +804,7 @@ fn scale_stats_wide<I: Isa, T: Copy + Into<u32>, const N: usize>(
 ) -> VifSums {
     let mut acc = VifSums::default();
     for i in 0..r.h {
-        vertical_moments_wide(r, d, i, filt, shifts, moments);
+        vertical_moments_wide::<I, N>(r, d, i, filt, shifts, moments);
         horizontal_stats::<I, N>(moments, r.w, filt, table, gain_limit, &mut acc);
     }
     acc
@@ -902,7 +934,7 @@ impl VifExtractor {
             (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
                 let src = [img(reference, r), img(distorted, d)];
                 let shifts = (self.bpc, 2 * (self.bpc - 8));
-                sums[0] = scale_stats_wide::<I, _, 17>(
+                sums[0] = scale_stats_wide::<I, 17>(
                     src,
                     &FILTER_0,
                     shifts,
@@ -919,7 +951,7 @@ impl VifExtractor {
         }
         let (moments, table, gain) = (&mut self.moments, self.table, self.gain_limit);
         let [l1, l2, l3] = &mut self.levels;
-        sums[1] = scale_stats_wide::<I, _, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
+        sums[1] = scale_stats_wide::<I, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
         decimate(
             l1.imgs(),
@@ -929,7 +961,7 @@ impl VifExtractor {
             acc,
             [&mut l2.r, &mut l2.d],
         );
-        sums[2] = scale_stats_wide::<I, _, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
+        sums[2] = scale_stats_wide::<I, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
         decimate(
             l2.imgs(),
@@ -939,7 +971,7 @@ impl VifExtractor {
             acc,
             [&mut l3.r, &mut l3.d],
         );
-        sums[3] = scale_stats_wide::<I, _, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
+        sums[3] = scale_stats_wide::<I, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
         scores_from_sums(&sums)
     }
 

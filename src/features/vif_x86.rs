@@ -221,9 +221,13 @@ pub(super) unsafe fn vertical_8_avx2(
         store(mu1, mu(acc[0][0]), mu(acc[0][1]));
         store(mu2, mu(acc[1][0]), mu(acc[1][1]));
         let low = _mm256_set1_epi32(0xffff);
-        for ((lo, hi), a) in [(&mut *xl, &mut *xh), (&mut *yl, &mut *yh), (&mut *zl, &mut *zh)]
-            .into_iter()
-            .zip(sq_acc)
+        for ((lo, hi), a) in [
+            (&mut *xl, &mut *xh),
+            (&mut *yl, &mut *yh),
+            (&mut *zl, &mut *zh),
+        ]
+        .into_iter()
+        .zip(sq_acc)
         {
             // (the accumulators started at 2^31, which undid the bias)
             let v = a;
@@ -293,12 +297,208 @@ pub(super) unsafe fn vertical_8_avx512(
         store(mu1, mu(acc[0][0]), mu(acc[0][1]));
         store(mu2, mu(acc[1][0]), mu(acc[1][1]));
         let low = _mm512_set1_epi32(0xffff);
-        for ((lo, hi), a) in [(&mut *xl, &mut *xh), (&mut *yl, &mut *yh), (&mut *zl, &mut *zh)]
-            .into_iter()
-            .zip(sq_acc)
+        for ((lo, hi), a) in [
+            (&mut *xl, &mut *xh),
+            (&mut *yl, &mut *yh),
+            (&mut *zl, &mut *zh),
+        ]
+        .into_iter()
+        .zip(sq_acc)
         {
             // (the accumulators started at 2^31, which undid the bias)
             let v = a;
+            store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
+            store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
+        }
+    }
+}
+
+/// Outputs and shifts of the general vertical pass (`vertical_moments_wide`).
+pub(super) struct WideShifts {
+    /// Shift of `mu` (the bit depth at scale 0, 16 above), with rounding.
+    pub mu: u32,
+    /// Shift of the second moments (1..=16), with rounding.
+    pub sq: u32,
+}
+
+/// The general vertical pass (`vertical_moments_wide`) over columns `0..n` of 16-bit rows,
+/// `n` a multiple of 16, natural column order: `mu` from biased sample pairs, second moments
+/// from the biased 16-bit halves of the squares (`pmullw` / `pmulhuw`), each summed with
+/// `pmaddwd` and shifted like the portable loop.
+///
+/// # Safety
+/// The CPU must support AVX2; `taps_fit(filt)`; `1 <= sq <= 16`, `1 <= mu <= 16`; every row
+/// holds at least `n` samples, every output at least `n`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
+    rows: &[&[u16]; N],
+    drows: &[&[u16]; N],
+    filt: &[u16; N],
+    shifts: WideShifts,
+    out: VerticalOut<'_>,
+    n: usize,
+) {
+    debug_assert!(taps_fit(filt) && n % 16 == 0);
+    debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
+    debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
+    let half = N / 2;
+    let bias = _mm256_set1_epi16(i16::MIN);
+    let unbias = _mm256_set1_epi32(i32::MIN);
+    let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
+    let up = _mm_cvtsi32_si128(16 - sh_sq);
+    let down = _mm_cvtsi32_si128(sh_sq);
+    let rnd_mu = _mm256_set1_epi32(1 << (shifts.mu - 1));
+    let rnd_sq = _mm256_set1_epi32(1 << (sh_sq - 1));
+    let low = _mm256_set1_epi32(0xffff);
+    let VerticalOut { mu1, mu2, sq } = out;
+    let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+    debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+        .iter()
+        .all(|o| o.len() >= n));
+    for j0 in (0..n).step_by(16) {
+        // [mu1, mu2, xx lo, xx hi, yy lo, yy hi, xy lo, xy hi] per unpack half.
+        let mut acc = [[unbias; 8]; 2];
+        for k in 0..=half {
+            let (t, b) = (k, N - 1 - k);
+            let c = u32::from(filt[k]);
+            let coef = _mm256_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+            // SAFETY: 16 samples from j0 < n - 15 of rows at least n long.
+            let load = |r: &[u16]| unsafe { _mm256_loadu_si256(r.as_ptr().add(j0).cast()) };
+            let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+            let px = [_mm256_unpacklo_epi16(xt, xb), _mm256_unpackhi_epi16(xt, xb)];
+            let py = [_mm256_unpacklo_epi16(yt, yb), _mm256_unpackhi_epi16(yt, yb)];
+            for h in 0..2 {
+                let (x, y) = (px[h], py[h]);
+                let terms = [
+                    x,
+                    y,
+                    _mm256_mullo_epi16(x, x),
+                    _mm256_mulhi_epu16(x, x),
+                    _mm256_mullo_epi16(y, y),
+                    _mm256_mulhi_epu16(y, y),
+                    _mm256_mullo_epi16(x, y),
+                    _mm256_mulhi_epu16(x, y),
+                ];
+                for (a, v) in acc[h].iter_mut().zip(terms) {
+                    let v = _mm256_xor_si256(v, bias);
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coef));
+                }
+            }
+        }
+        let store = |dst: &mut [u16], lo: __m256i, hi: __m256i| {
+            let v = _mm256_packus_epi32(lo, hi);
+            // SAFETY: j0 + 16 <= n <= dst.len().
+            unsafe { _mm256_storeu_si256(dst.as_mut_ptr().add(j0).cast(), v) };
+        };
+        let mu = |a: __m256i| _mm256_srl_epi32(_mm256_add_epi32(a, rnd_mu), sh_mu);
+        store(mu1, mu(acc[0][0]), mu(acc[1][0]));
+        store(mu2, mu(acc[0][1]), mu(acc[1][1]));
+        // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh), as u32.
+        let moment = |l: __m256i, h: __m256i| {
+            _mm256_add_epi32(
+                _mm256_sll_epi32(h, up),
+                _mm256_srl_epi32(_mm256_add_epi32(l, rnd_sq), down),
+            )
+        };
+        for (q, (lo, hi)) in [
+            (&mut *xl, &mut *xh),
+            (&mut *yl, &mut *yh),
+            (&mut *zl, &mut *zh),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
+            store(lo, _mm256_and_si256(v[0], low), _mm256_and_si256(v[1], low));
+            store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
+        }
+    }
+}
+
+/// [`vertical_wide_avx2`] on 32 columns at a time; `n` a multiple of 32.
+///
+/// # Safety
+/// As [`vertical_wide_avx2`], with AVX-512 F and BW instead of AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(super) unsafe fn vertical_wide_avx512<const N: usize>(
+    rows: &[&[u16]; N],
+    drows: &[&[u16]; N],
+    filt: &[u16; N],
+    shifts: WideShifts,
+    out: VerticalOut<'_>,
+    n: usize,
+) {
+    debug_assert!(taps_fit(filt) && n % 32 == 0);
+    debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
+    debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
+    let half = N / 2;
+    let bias = _mm512_set1_epi16(i16::MIN);
+    let unbias = _mm512_set1_epi32(i32::MIN);
+    let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
+    let up = _mm_cvtsi32_si128(16 - sh_sq);
+    let down = _mm_cvtsi32_si128(sh_sq);
+    let rnd_mu = _mm512_set1_epi32(1 << (shifts.mu - 1));
+    let rnd_sq = _mm512_set1_epi32(1 << (sh_sq - 1));
+    let low = _mm512_set1_epi32(0xffff);
+    let VerticalOut { mu1, mu2, sq } = out;
+    let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+    debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+        .iter()
+        .all(|o| o.len() >= n));
+    for j0 in (0..n).step_by(32) {
+        let mut acc = [[unbias; 8]; 2];
+        for k in 0..=half {
+            let (t, b) = (k, N - 1 - k);
+            let c = u32::from(filt[k]);
+            let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+            // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
+            let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
+            let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+            let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+            let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+            for h in 0..2 {
+                let (x, y) = (px[h], py[h]);
+                let terms = [
+                    x,
+                    y,
+                    _mm512_mullo_epi16(x, x),
+                    _mm512_mulhi_epu16(x, x),
+                    _mm512_mullo_epi16(y, y),
+                    _mm512_mulhi_epu16(y, y),
+                    _mm512_mullo_epi16(x, y),
+                    _mm512_mulhi_epu16(x, y),
+                ];
+                for (a, v) in acc[h].iter_mut().zip(terms) {
+                    let v = _mm512_xor_si512(v, bias);
+                    *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coef));
+                }
+            }
+        }
+        let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
+            let v = _mm512_packus_epi32(lo, hi);
+            // SAFETY: j0 + 32 <= n <= dst.len().
+            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
+        };
+        let mu = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd_mu), sh_mu);
+        store(mu1, mu(acc[0][0]), mu(acc[1][0]));
+        store(mu2, mu(acc[0][1]), mu(acc[1][1]));
+        let moment = |l: __m512i, h: __m512i| {
+            _mm512_add_epi32(
+                _mm512_sll_epi32(h, up),
+                _mm512_srl_epi32(_mm512_add_epi32(l, rnd_sq), down),
+            )
+        };
+        for (q, (lo, hi)) in [
+            (&mut *xl, &mut *xh),
+            (&mut *yl, &mut *yh),
+            (&mut *zl, &mut *zh),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
             store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
             store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
         }
