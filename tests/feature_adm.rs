@@ -151,9 +151,14 @@ fn flat_frames_score_one() {
     }
 }
 
-/// The runtime-dispatched (AVX2 where available) and the baseline code paths agree exactly.
+/// Every SIMD level the CPU supports gives exactly the scalar level's scores (levels the CPU
+/// lacks are reported as skipped: run this on such a machine too).
 #[test]
-fn portable_path_matches_dispatched() {
+fn every_simd_level_matches_scalar() {
+    let levels = SimdLevel::supported();
+    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
+        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
+    }
     for (pair, frames, gain) in [
         (
             "s_chelsea_641x359__x264_crf27_padcrop",
@@ -169,17 +174,22 @@ fn portable_path_matches_dispatched() {
             let hd = r.header();
             (hd.width, hd.height, hd.bpc)
         };
-        let mut fast = AdmExtractor::new(w, h, bpc, gain);
-        let mut base = AdmExtractor::new(w, h, bpc, gain);
+        let mut extractors: Vec<_> = levels
+            .iter()
+            .map(|&l| {
+                let mut x = AdmExtractor::new(w, h, bpc, gain);
+                assert_eq!(x.set_simd_level(l), l);
+                x
+            })
+            .collect();
         for _ in 0..frames {
             let rp = r.read_picture().expect("read").expect("frame");
             let dp = d.read_picture().expect("read").expect("frame");
             let (rv, dv) = (rp.luma.view(), dp.luma.view());
-            assert_eq!(
-                fast.extract(&rv, &dv),
-                base.extract_portable(&rv, &dv),
-                "{pair}"
-            );
+            let scalar = extractors[0].extract(&rv, &dv);
+            for (x, level) in extractors[1..].iter_mut().zip(&levels[1..]) {
+                assert_eq!(x.extract(&rv, &dv), scalar, "{pair} at {level}");
+            }
         }
     }
 }
@@ -345,7 +355,16 @@ fn synth_scores(case: &SynthCase) -> Vec<String> {
     let (_, w, h, bpc, gain, frames) = case;
     let (w, h, bpc) = (*w, *h, *bpc);
     let mut adm = AdmExtractor::new(w, h, bpc, *gain);
-    let mut base = AdmExtractor::new(w, h, bpc, *gain);
+    // The same frames at every other SIMD level the CPU has.
+    let mut others: Vec<_> = SimdLevel::supported()
+        .into_iter()
+        .filter(|&l| l != adm.simd_level())
+        .map(|l| {
+            let mut x = AdmExtractor::new(w, h, bpc, *gain);
+            x.set_simd_level(l);
+            x
+        })
+        .collect();
     frames
         .iter()
         .map(|(r, d)| {
@@ -366,7 +385,10 @@ fn synth_scores(case: &SynthCase) -> Vec<String> {
                 bpc,
             };
             let o = adm.extract(&mk(rs), &mk(ds));
-            assert_eq!(o, base.extract_portable(&mk(rs), &mk(ds)), "baseline path");
+            for x in &mut others {
+                let level = x.simd_level();
+                assert_eq!(o, x.extract(&mk(rs), &mk(ds)), "{level} path");
+            }
             [
                 o.adm2, o.scale[0], o.scale[1], o.scale[2], o.scale[3], o.aim, o.adm3,
             ]

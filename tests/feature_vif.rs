@@ -162,9 +162,14 @@ fn with_plane<R>(
     })
 }
 
-/// The runtime-dispatched (AVX2 where available) and the baseline code paths agree exactly.
+/// Every SIMD level the CPU supports gives exactly the scalar level's scores (levels the CPU
+/// lacks are reported as skipped: run this on such a machine too).
 #[test]
-fn portable_path_matches_dispatched() {
+fn every_simd_level_matches_scalar() {
+    let levels = SimdLevel::supported();
+    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
+        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
+    }
     for (pair, frames, gain) in [
         (
             "s_chelsea_641x359__x264_crf27_padcrop",
@@ -180,17 +185,22 @@ fn portable_path_matches_dispatched() {
             let hd = r.header();
             (hd.width, hd.height, hd.bpc)
         };
-        let mut fast = VifExtractor::new(w, h, bpc, gain);
-        let mut base = VifExtractor::new(w, h, bpc, gain);
+        let mut extractors: Vec<_> = levels
+            .iter()
+            .map(|&l| {
+                let mut x = VifExtractor::new(w, h, bpc, gain);
+                assert_eq!(x.set_simd_level(l), l);
+                x
+            })
+            .collect();
         for _ in 0..frames {
             let rp = r.read_picture().expect("read").expect("frame");
             let dp = d.read_picture().expect("read").expect("frame");
             let (rv, dv) = (rp.luma.view(), dp.luma.view());
-            assert_eq!(
-                fast.extract(&rv, &dv),
-                base.extract_portable(&rv, &dv),
-                "{pair}"
-            );
+            let scalar = extractors[0].extract(&rv, &dv);
+            for (x, level) in extractors[1..].iter_mut().zip(&levels[1..]) {
+                assert_eq!(x.extract(&rv, &dv), scalar, "{pair} at {level}");
+            }
         }
     }
 }
@@ -453,16 +463,29 @@ fn synth_scores(case: &SynthCase) -> Vec<String> {
     let (_, w, h, bpc, gain, frames) = case;
     let (w, h, bpc) = (*w, *h, *bpc);
     let mut vif = VifExtractor::new(w, h, bpc, *gain);
-    let mut base = VifExtractor::new(w, h, bpc, *gain);
+    // The same frames at every other SIMD level the CPU has.
+    let mut others: Vec<_> = SimdLevel::supported()
+        .into_iter()
+        .filter(|&l| l != vif.simd_level())
+        .map(|l| {
+            let mut x = VifExtractor::new(w, h, bpc, *gain);
+            x.set_simd_level(l);
+            x
+        })
+        .collect();
     frames
         .iter()
         .map(|(r, d)| {
             let (o, b) = with_plane(r, w, h, w, bpc, |rp| {
                 with_plane(d, w, h, w, bpc, |dp| {
-                    (vif.extract(rp, dp), base.extract_portable(rp, dp))
+                    let o = vif.extract(rp, dp);
+                    let b: Vec<_> = others.iter_mut().map(|x| x.extract(rp, dp)).collect();
+                    (o, b)
                 })
             });
-            assert_eq!(o, b, "baseline path");
+            for (b, x) in b.iter().zip(&others) {
+                assert_eq!(&o, b, "{} path", x.simd_level());
+            }
             o.scale.map(|v| format!("{:016x}", v.to_bits())).join(" ")
         })
         .collect()

@@ -90,6 +90,49 @@ pub fn log2_table() -> &'static Log2Table {
     })
 }
 
+/// [`log2_table`] in 16 KiB instead of 128, so that the per-pixel lookups stay in L1: entry
+/// `b` describes table entries `16 b .. 16 b + 16` as `base | p1 << 16 | p2 << 24`, entry
+/// `16 b + o` being `base + (o >= p1) + (o >= p2)`. The table rises by at most 1 every 11
+/// entries (its slope is `2048 / (i ln 2)` with `i >= 32768`), so two steps per 16 suffice;
+/// the construction checks that it reproduces every entry.
+type Log2Steps = [u32; 4096];
+
+fn log2_steps() -> &'static Log2Steps {
+    static STEPS: OnceLock<Box<Log2Steps>> = OnceLock::new();
+    STEPS.get_or_init(|| {
+        let t = log2_table();
+        let mut s = Box::new([0u32; 4096]);
+        for (b, e) in s.iter_mut().enumerate() {
+            let block = &t[16 * b..16 * b + 16];
+            let base = u32::from(block[0]);
+            let mut pos = [16u32; 2];
+            let mut n = 0;
+            for o in 1..16 {
+                let step = u32::from(block[o]) - u32::from(block[o - 1]);
+                assert!(
+                    step <= 1 && n + step <= 2,
+                    "log2 table block {b} is not two steps"
+                );
+                if step == 1 {
+                    pos[n as usize] = o as u32;
+                    n += 1;
+                }
+            }
+            *e = base | pos[0] << 16 | pos[1] << 24;
+            for (o, &v) in block.iter().enumerate() {
+                debug_assert_eq!(log2_step_lookup(*e, o as u32), u32::from(v));
+            }
+        }
+        s
+    })
+}
+
+/// Table entry `o` of a [`Log2Steps`] block.
+#[inline(always)]
+fn log2_step_lookup(e: u32, o: u32) -> u32 {
+    (e & 0xffff) + u32::from(o >= (e >> 16) & 0xff) + u32::from(o >= e >> 24)
+}
+
 /// Integer sums of one scale; libvmaf's `accum_*` variables. Integers, so the order in which
 /// pixels are summed (CPU blocks, GPU thread blocks) does not change them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -243,7 +286,7 @@ fn floor<I: Isa>(x: f64) -> f64 {
 fn block_stats<I: Isa>(
     [s1, s2, s12]: [&[i32]; 3],
     index: &mut [[u64; BLOCK]; 3],
-    table: &Log2Table,
+    table: &Log2Steps,
     gain_limit: f64,
 ) -> VifSums {
     let n = s1.len().min(BLOCK);
@@ -287,7 +330,10 @@ fn block_stats<I: Isa>(
     }
     let mut den_log = exp_den;
     let mut num_log = exp_num;
-    let look = |i: u64| i64::from(table[(i & 0xffff) as usize]);
+    let look = |i: u64| {
+        let i = (i & 0xffff) as usize;
+        i64::from(log2_step_lookup(table[i >> 4], (i & 15) as u32))
+    };
     for j in 0..n {
         den_log += look(idx_d[j]);
         num_log += look(idx_2[j]) - look(idx_1[j]);
@@ -659,7 +705,7 @@ fn horizontal_stats<I: Isa, const N: usize>(
     m: &mut Moments,
     w: usize,
     filt: &[u16; N],
-    table: &Log2Table,
+    table: &Log2Steps,
     gain_limit: f64,
     acc: &mut VifSums,
 ) {
@@ -799,7 +845,7 @@ fn scale_stats_wide<I: Isa, const N: usize>(
     filt: &[u16; N],
     shifts: (u32, u32),
     moments: &mut Moments,
-    table: &Log2Table,
+    table: &Log2Steps,
     gain_limit: f64,
 ) -> VifSums {
     let mut acc = VifSums::default();
@@ -816,7 +862,7 @@ pub struct VifExtractor {
     height: usize,
     bpc: u32,
     gain_limit: f64,
-    table: &'static Log2Table,
+    table: &'static Log2Steps,
     /// Scales 1..=3.
     levels: [Level; 3],
     moments: Moments,
@@ -855,7 +901,7 @@ impl VifExtractor {
             height,
             bpc,
             gain_limit: enhn_gain_limit,
-            table: log2_table(),
+            table: log2_steps(),
             levels,
             moments: Moments::new(width),
             conv: vec![0; width + 2 * PAD],
@@ -1108,14 +1154,26 @@ mod tests {
                     scalar_statistic(&mut want, table, gain, s1[j], s2[j], s12[j]);
                 }
                 let sig = [&s1[..n], &s2[..n], &s12[..n]];
-                let got = block_stats::<Portable>(sig, &mut idx, table, gain);
+                let got = block_stats::<Portable>(sig, &mut idx, log2_steps(), gain);
                 assert_eq!(got, want, "round {round} gain {gain}");
                 #[cfg(target_arch = "x86_64")]
                 {
-                    let got = block_stats::<Avx2>(sig, &mut idx, table, gain);
+                    let got = block_stats::<Avx2>(sig, &mut idx, log2_steps(), gain);
                     assert_eq!(got, want, "round {round} gain {gain} (roundpd)");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn log2_steps_reproduce_the_table() {
+        let (t, s) = (log2_table(), log2_steps());
+        for (i, &v) in t.iter().enumerate() {
+            assert_eq!(
+                log2_step_lookup(s[i >> 4], (i & 15) as u32),
+                u32::from(v),
+                "{i}"
+            );
         }
     }
 
