@@ -735,9 +735,44 @@ fn horizontal_stats<I: Isa, const N: usize>(
         for ([lo, hi], out) in m_sq.iter().zip([&mut *xx, &mut *yy, &mut *xy]) {
             filter_row::<I, N>(&hi[src.clone()], Some(&lo[src.clone()]), filt, out);
         }
+        // The explicit kernels take whole vectors of pixels, the portable loops the rest.
+        #[allow(unused_mut)]
+        let mut start = 0;
+        #[cfg(target_arch = "x86_64")]
+        if I::LEVEL != SimdLevel::Scalar {
+            let f = [&mu1[..], &mu2[..], &xx[..], &yy[..], &xy[..]];
+            let params = vif_x86::StatParams {
+                steps: table,
+                gain_limit,
+                eps: EPS,
+                nsq: SIGMA_NSQ,
+            };
+            let sums = match I::LEVEL {
+                SimdLevel::Avx2 => {
+                    start = n - n % 4;
+                    // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); every
+                    // slice holds n >= start values.
+                    unsafe { vif_x86::stats_avx2(f, start, &params) }
+                }
+                SimdLevel::Avx512 => {
+                    start = n - n % 8;
+                    // SAFETY: as above, inside `extract_avx512`.
+                    unsafe { vif_x86::stats_avx512(f, start, &params) }
+                }
+                SimdLevel::Scalar => unreachable!(),
+            };
+            acc.merge(&VifSums {
+                num_log: sums[0],
+                den_log: sums[1],
+                num_non_log: sums[2],
+                den_non_log: sums[3],
+            });
+        }
         let [s1, s2, s12] = &mut *sigma;
-        let (s1, s2, s12) = (&mut s1[..n], &mut s2[..n], &mut s12[..n]);
-        for j in 0..n {
+        let (s1, s2, s12) = (&mut s1[..n - start], &mut s2[..n - start], &mut s12[..n - start]);
+        let (mu1, mu2) = (&mu1[start..], &mu2[start..]);
+        let (xx, yy, xy) = (&xx[start..], &yy[start..], &xy[start..]);
+        for j in 0..n - start {
             let (m1, m2) = (u64::from(mu1[j]), u64::from(mu2[j]));
             let mu1_sq = ((m1 * m1 + (1 << 31)) >> 32) as u32;
             let mu2_sq = ((m2 * m2 + (1 << 31)) >> 32) as u32;

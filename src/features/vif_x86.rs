@@ -504,3 +504,229 @@ pub(super) unsafe fn vertical_wide_avx512<const N: usize>(
         }
     }
 }
+
+/// Integer sums of the per-pixel statistic over a run of pixels: `[num_log, den_log,
+/// num_non_log, den_non_log]` (libvmaf's accumulators, see `VifSums`).
+pub(super) type StatSums = [i64; 4];
+
+/// Constants of the statistic, shared with `vif.rs`'s `block_stats`.
+pub(super) struct StatParams<'a> {
+    /// `log2_steps()`: 4096 entries.
+    pub steps: &'a [u32; 4096],
+    pub gain_limit: f64,
+    /// `65536e-10`, the guard added to `sigma1_sq` in the gain.
+    pub eps: f64,
+    /// The noise variance 2.0 in Q16 (131072).
+    pub nsq: i32,
+}
+
+/// The filtered moments of `n` pixels (`n` a multiple of 4) turned into `sigma` values and
+/// libvmaf's statistic, exactly as `horizontal_stats` + `block_stats` compute them: `mu²`
+/// from 64-bit products, the gain in `f64` operation by operation (separate multiplies and
+/// adds, `floor` by `roundpd`), logarithms from the exponent bits and the step table
+/// (gathered).
+///
+/// # Safety
+/// The CPU must support AVX2; every slice of `f` holds at least `n` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
+    debug_assert!(n % 4 == 0 && f.iter().all(|s| s.len() >= n));
+    let [mu1, mu2, xx, yy, xy] = f;
+    let zero = _mm256_setzero_si256();
+    let half = _mm256_set1_epi64x(1 << 31);
+    // Gathers the low dwords of four qwords into one xmm.
+    let low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let narrow = |v: __m256i| _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low_dwords));
+    let eps = _mm256_set1_pd(p.eps);
+    let nsq = _mm256_set1_pd(f64::from(p.nsq));
+    let gain = _mm256_set1_pd(p.gain_limit);
+    let zero_pd = _mm256_setzero_pd();
+    let (m8000, mffff) = (_mm256_set1_epi64x(0x8000), _mm256_set1_epi64x(0xffff));
+    let one64 = _mm256_set1_epi64x(1);
+    let bias = _mm256_set1_epi64x(1023 + 32);
+    let steps = p.steps.as_ptr().cast::<i32>();
+    let (m15, mff, mffff32) = (
+        _mm256_set1_epi64x(15),
+        _mm_set1_epi32(0xff),
+        _mm_set1_epi32(0xffff),
+    );
+    let two = _mm_set1_epi32(2);
+    // Table value of masked 16-bit indices (64-bit lanes): base + (o >= p1) + (o >= p2).
+    let look = |idx: __m256i| {
+        // SAFETY: idx <= 0xffff, so idx >> 4 < 4096 entries of `steps`.
+        let e = unsafe { _mm256_i64gather_epi32::<4>(steps, _mm256_srli_epi64(idx, 4)) };
+        let o = narrow(_mm256_and_si256(idx, m15));
+        let base = _mm_and_si128(e, mffff32);
+        let p1 = _mm_and_si128(_mm_srli_epi32(e, 16), mff);
+        let p2 = _mm_srli_epi32(e, 24);
+        let v = _mm_add_epi32(_mm_add_epi32(base, two), _mm_cmpgt_epi32(p1, o));
+        _mm256_cvtepi32_epi64(_mm_add_epi32(v, _mm_cmpgt_epi32(p2, o)))
+    };
+    let index = |bits: __m256i, mask: __m256i| {
+        let i = _mm256_or_si256(_mm256_srli_epi64(bits, 37), m8000);
+        _mm256_and_si256(_mm256_and_si256(i, mffff), mask)
+    };
+    let mut acc = [zero; 4];
+    for j in (0..n).step_by(4) {
+        // SAFETY: j + 4 <= n <= every slice's length.
+        let load = |s: &[u32]| unsafe {
+            _mm256_cvtepu32_epi64(_mm_loadu_si128(s.as_ptr().add(j).cast()))
+        };
+        let (m1, m2) = (load(mu1), load(mu2));
+        let sq = |a: __m256i, b: __m256i| {
+            narrow(_mm256_srli_epi64(
+                _mm256_add_epi64(_mm256_mul_epu32(a, b), half),
+                32,
+            ))
+        };
+        let (m11, m22, m12) = (sq(m1, m1), sq(m2, m2), sq(m1, m2));
+        // SAFETY: as above.
+        let load32 = |s: &[u32]| unsafe { _mm_loadu_si128(s.as_ptr().add(j).cast()) };
+        let s1 = _mm_sub_epi32(load32(xx), m11);
+        let s2 = _mm_max_epi32(_mm_sub_epi32(load32(yy), m22), _mm_setzero_si128());
+        let s12 = _mm_sub_epi32(load32(xy), m12);
+        let is_log = _mm_cmpgt_epi32(s1, _mm_set1_epi32(p.nsq - 1));
+        let is_num = _mm_and_si128(
+            is_log,
+            _mm_and_si128(
+                _mm_cmpgt_epi32(s12, _mm_setzero_si128()),
+                _mm_cmpgt_epi32(s2, _mm_setzero_si128()),
+            ),
+        );
+        let (log_mask, num_mask) = (_mm256_cvtepi32_epi64(is_log), _mm256_cvtepi32_epi64(is_num));
+        let (a, b, c) = (
+            _mm256_cvtepi32_pd(s1),
+            _mm256_cvtepi32_pd(s2),
+            _mm256_cvtepi32_pd(s12),
+        );
+        let g = _mm256_div_pd(c, _mm256_add_pd(a, eps));
+        let t = _mm256_floor_pd(_mm256_sub_pd(b, _mm256_mul_pd(g, c)));
+        let sv = _mm256_max_pd(t, zero_pd);
+        let gl = _mm256_min_pd(g, gain);
+        let n1 = _mm256_add_pd(sv, nsq);
+        let n2 = _mm256_add_pd(_mm256_floor_pd(_mm256_mul_pd(_mm256_mul_pd(gl, gl), a)), n1);
+        let d = _mm256_add_pd(a, nsq);
+        let (bd, b1, b2) = (
+            _mm256_castpd_si256(d),
+            _mm256_castpd_si256(n1),
+            _mm256_castpd_si256(n2),
+        );
+        let exp = |bits: __m256i| _mm256_srli_epi64(bits, 52);
+        let exp_den = _mm256_slli_epi64(_mm256_sub_epi64(exp(bd), bias), 11);
+        let exp_num = _mm256_slli_epi64(_mm256_sub_epi64(exp(b2), exp(b1)), 11);
+        let den = _mm256_add_epi64(exp_den, look(index(bd, log_mask)));
+        let num = _mm256_sub_epi64(
+            _mm256_add_epi64(exp_num, look(index(b2, num_mask))),
+            look(index(b1, num_mask)),
+        );
+        acc[0] = _mm256_add_epi64(acc[0], _mm256_and_si256(num, num_mask));
+        acc[1] = _mm256_add_epi64(acc[1], _mm256_and_si256(den, log_mask));
+        acc[2] = _mm256_add_epi64(
+            acc[2],
+            _mm256_andnot_si256(log_mask, _mm256_cvtepi32_epi64(s2)),
+        );
+        acc[3] = _mm256_add_epi64(acc[3], _mm256_andnot_si256(log_mask, one64));
+    }
+    acc.map(|v| {
+        let mut lanes = [0i64; 4];
+        // SAFETY: 32 bytes into a 32-byte array.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), v) };
+        lanes.iter().sum()
+    })
+}
+
+/// [`stats_avx2`] on 8 pixels at a time, with mask registers; `n` a multiple of 8.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, DQ and VL; every slice of `f` holds at least `n`
+/// values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
+    debug_assert!(n % 8 == 0 && f.iter().all(|s| s.len() >= n));
+    let [mu1, mu2, xx, yy, xy] = f;
+    let half = _mm512_set1_epi64(1 << 31);
+    let eps = _mm512_set1_pd(p.eps);
+    let nsq = _mm512_set1_pd(f64::from(p.nsq));
+    let gain = _mm512_set1_pd(p.gain_limit);
+    let zero_pd = _mm512_setzero_pd();
+    let (m8000, mffff) = (_mm512_set1_epi64(0x8000), _mm512_set1_epi64(0xffff));
+    let one64 = _mm512_set1_epi64(1);
+    let bias = _mm512_set1_epi64(1023 + 32);
+    let steps = p.steps.as_ptr().cast::<i32>();
+    let (m15, mff, mffff32) = (
+        _mm512_set1_epi64(15),
+        _mm256_set1_epi32(0xff),
+        _mm256_set1_epi32(0xffff),
+    );
+    let two = _mm256_set1_epi32(2);
+    let look = |idx: __m512i| {
+        // SAFETY: idx <= 0xffff, so idx >> 4 < 4096 entries of `steps`.
+        let e = unsafe { _mm512_i64gather_epi32::<4>(_mm512_srli_epi64(idx, 4), steps) };
+        let o = _mm512_cvtepi64_epi32(_mm512_and_si512(idx, m15));
+        let base = _mm256_and_si256(e, mffff32);
+        let p1 = _mm256_and_si256(_mm256_srli_epi32(e, 16), mff);
+        let p2 = _mm256_srli_epi32(e, 24);
+        let v = _mm256_add_epi32(_mm256_add_epi32(base, two), _mm256_cmpgt_epi32(p1, o));
+        _mm512_cvtepi32_epi64(_mm256_add_epi32(v, _mm256_cmpgt_epi32(p2, o)))
+    };
+    let index = |bits: __m512i, mask: __mmask8| {
+        let i = _mm512_or_si512(_mm512_srli_epi64(bits, 37), m8000);
+        _mm512_maskz_and_epi64(mask, i, mffff)
+    };
+    let mut acc = [_mm512_setzero_si512(); 4];
+    for j in (0..n).step_by(8) {
+        // SAFETY: j + 8 <= n <= every slice's length.
+        let load = |s: &[u32]| unsafe { _mm256_loadu_si256(s.as_ptr().add(j).cast()) };
+        let (m1, m2) = (_mm512_cvtepu32_epi64(load(mu1)), _mm512_cvtepu32_epi64(load(mu2)));
+        let sq = |a: __m512i, b: __m512i| {
+            _mm512_cvtepi64_epi32(_mm512_srli_epi64(
+                _mm512_add_epi64(_mm512_mul_epu32(a, b), half),
+                32,
+            ))
+        };
+        let (m11, m22, m12) = (sq(m1, m1), sq(m2, m2), sq(m1, m2));
+        let s1 = _mm256_sub_epi32(load(xx), m11);
+        let s2 = _mm256_max_epi32(_mm256_sub_epi32(load(yy), m22), _mm256_setzero_si256());
+        let s12 = _mm256_sub_epi32(load(xy), m12);
+        let is_log = _mm256_cmpge_epi32_mask(s1, _mm256_set1_epi32(p.nsq));
+        let is_num = is_log
+            & _mm256_cmpgt_epi32_mask(s12, _mm256_setzero_si256())
+            & _mm256_cmpgt_epi32_mask(s2, _mm256_setzero_si256());
+        let (a, b, c) = (
+            _mm512_cvtepi32_pd(s1),
+            _mm512_cvtepi32_pd(s2),
+            _mm512_cvtepi32_pd(s12),
+        );
+        const FLOOR: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+        let g = _mm512_div_pd(c, _mm512_add_pd(a, eps));
+        let t = _mm512_roundscale_pd::<FLOOR>(_mm512_sub_pd(b, _mm512_mul_pd(g, c)));
+        let sv = _mm512_max_pd(t, zero_pd);
+        let gl = _mm512_min_pd(g, gain);
+        let n1 = _mm512_add_pd(sv, nsq);
+        let n2 = _mm512_add_pd(
+            _mm512_roundscale_pd::<FLOOR>(_mm512_mul_pd(_mm512_mul_pd(gl, gl), a)),
+            n1,
+        );
+        let d = _mm512_add_pd(a, nsq);
+        let (bd, b1, b2) = (
+            _mm512_castpd_si512(d),
+            _mm512_castpd_si512(n1),
+            _mm512_castpd_si512(n2),
+        );
+        let exp = |bits: __m512i| _mm512_srli_epi64(bits, 52);
+        let exp_den = _mm512_slli_epi64(_mm512_sub_epi64(exp(bd), bias), 11);
+        let exp_num = _mm512_slli_epi64(_mm512_sub_epi64(exp(b2), exp(b1)), 11);
+        let den = _mm512_add_epi64(exp_den, look(index(bd, is_log)));
+        let num = _mm512_sub_epi64(
+            _mm512_add_epi64(exp_num, look(index(b2, is_num))),
+            look(index(b1, is_num)),
+        );
+        acc[0] = _mm512_mask_add_epi64(acc[0], is_num, acc[0], num);
+        acc[1] = _mm512_mask_add_epi64(acc[1], is_log, acc[1], den);
+        acc[2] = _mm512_mask_add_epi64(acc[2], !is_log, acc[2], _mm512_cvtepi32_epi64(s2));
+        acc[3] = _mm512_mask_add_epi64(acc[3], !is_log, acc[3], one64);
+    }
+    acc.map(|v| _mm512_reduce_add_epi64(v))
+}
