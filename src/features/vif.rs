@@ -769,7 +769,11 @@ fn horizontal_stats<I: Isa, const N: usize>(
             });
         }
         let [s1, s2, s12] = &mut *sigma;
-        let (s1, s2, s12) = (&mut s1[..n - start], &mut s2[..n - start], &mut s12[..n - start]);
+        let (s1, s2, s12) = (
+            &mut s1[..n - start],
+            &mut s2[..n - start],
+            &mut s12[..n - start],
+        );
         let (mu1, mu2) = (&mu1[start..], &mu2[start..]);
         let (xx, yy, xy) = (&xx[start..], &yy[start..], &xy[start..]);
         for j in 0..n - start {

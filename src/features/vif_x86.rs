@@ -570,9 +570,8 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
     let mut acc = [zero; 4];
     for j in (0..n).step_by(4) {
         // SAFETY: j + 4 <= n <= every slice's length.
-        let load = |s: &[u32]| unsafe {
-            _mm256_cvtepu32_epi64(_mm_loadu_si128(s.as_ptr().add(j).cast()))
-        };
+        let load =
+            |s: &[u32]| unsafe { _mm256_cvtepu32_epi64(_mm_loadu_si128(s.as_ptr().add(j).cast())) };
         let (m1, m2) = (load(mu1), load(mu2));
         let sq = |a: __m256i, b: __m256i| {
             narrow(_mm256_srli_epi64(
@@ -679,7 +678,10 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
     for j in (0..n).step_by(8) {
         // SAFETY: j + 8 <= n <= every slice's length.
         let load = |s: &[u32]| unsafe { _mm256_loadu_si256(s.as_ptr().add(j).cast()) };
-        let (m1, m2) = (_mm512_cvtepu32_epi64(load(mu1)), _mm512_cvtepu32_epi64(load(mu2)));
+        let (m1, m2) = (
+            _mm512_cvtepu32_epi64(load(mu1)),
+            _mm512_cvtepu32_epi64(load(mu2)),
+        );
         let sq = |a: __m512i, b: __m512i| {
             _mm512_cvtepi64_epi32(_mm512_srli_epi64(
                 _mm512_add_epi64(_mm512_mul_epu32(a, b), half),
