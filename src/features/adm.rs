@@ -549,7 +549,9 @@ impl AdmExtractor {
             SimdLevel::Avx2 => unsafe { self.extract_avx2(reference, distorted) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
-            SimdLevel::Avx512 => unsafe { self.extract_avx512(reference, distorted) },
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                self.extract_avx512(reference, distorted)
+            },
             _ => self.extract_impl(reference, distorted),
         }
     }

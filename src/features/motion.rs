@@ -316,7 +316,7 @@ impl MotionExtractor {
             SimdLevel::Avx2 => unsafe { self.sad_sum_avx2(cur) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
-            SimdLevel::Avx512 => unsafe { self.sad_sum_avx512(cur) },
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe { self.sad_sum_avx512(cur) },
             _ => self.sad_sum_impl(cur),
         }
     }

@@ -29,7 +29,7 @@ pub fn psnr_at(level: SimdLevel, reference: &Plane, distorted: &Plane) -> f64 {
         SimdLevel::Avx2 => unsafe { psnr_avx2(reference, distorted) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
-        SimdLevel::Avx512 => unsafe { psnr_avx512(reference, distorted) },
+        SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe { psnr_avx512(reference, distorted) },
         _ => psnr_impl(reference, distorted),
     }
 }

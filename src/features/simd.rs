@@ -3,7 +3,7 @@
 //! Every level computes the same integers and the same IEEE doubles (no fused multiply-adds, no
 //! reordered floating-point sums), so the choice changes speed only. The level is picked once
 //! per process: the best the CPU has, or the one `VMAFCUDA_CPU_SIMD` names (`scalar`, `avx2`,
-//! `avx512`); a request above what the CPU supports falls back to the best supported level with
+//! `avx512`, `avx512vnni`); a request above what the CPU supports falls back to the best supported level with
 //! a message on stderr. Extractors can also be given a level explicitly (tests run every
 //! supported level side by side in one process).
 
@@ -21,11 +21,19 @@ pub enum SimdLevel {
     Avx2,
     /// AVX-512 F + BW + DQ + VL (x86-64).
     Avx512,
+    /// AVX-512 with VNNI (`vpdpwssd`, a fused 16-bit multiply-add; Ice Lake, Sapphire Rapids,
+    /// Zen 4 and later). Only VIF's filters differ from [`SimdLevel::Avx512`].
+    Avx512Vnni,
 }
 
 impl SimdLevel {
     /// Every level, lowest first.
-    pub const ALL: [SimdLevel; 3] = [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512];
+    pub const ALL: [SimdLevel; 4] = [
+        SimdLevel::Scalar,
+        SimdLevel::Avx2,
+        SimdLevel::Avx512,
+        SimdLevel::Avx512Vnni,
+    ];
 
     /// The name `VMAFCUDA_CPU_SIMD` takes.
     pub fn name(self) -> &'static str {
@@ -33,6 +41,7 @@ impl SimdLevel {
             SimdLevel::Scalar => "scalar",
             SimdLevel::Avx2 => "avx2",
             SimdLevel::Avx512 => "avx512",
+            SimdLevel::Avx512Vnni => "avx512vnni",
         }
     }
 
@@ -56,6 +65,11 @@ impl SimdLevel {
                     && std::arch::is_x86_feature_detected!("avx512bw")
                     && std::arch::is_x86_feature_detected!("avx512dq")
                     && std::arch::is_x86_feature_detected!("avx512vl")
+            }
+            #[cfg(target_arch = "x86_64")]
+            SimdLevel::Avx512Vnni => {
+                SimdLevel::Avx512.is_supported()
+                    && std::arch::is_x86_feature_detected!("avx512vnni")
             }
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
@@ -103,7 +117,7 @@ impl SimdLevel {
             None => (
                 best,
                 Some(format!(
-                    "{SIMD_ENV}={raw:?} is not one of scalar, avx2, avx512; using {}",
+                    "{SIMD_ENV}={raw:?} is not one of scalar, avx2, avx512, avx512vnni; using {}",
                     best.name()
                 )),
             ),

@@ -208,13 +208,22 @@ impl Isa for Avx512 {
     const LEVEL: SimdLevel = SimdLevel::Avx512;
 }
 
+/// AVX-512 with VNNI.
+#[cfg(target_arch = "x86_64")]
+struct Avx512Vnni;
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx512Vnni {
+    const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Avx512Vnni;
+}
+
 /// Columns per block of the explicit kernels at level `I` (0: none, portable loops only).
 #[inline(always)]
 fn vector_chunk<I: Isa>() -> usize {
     match I::LEVEL {
         SimdLevel::Scalar => 0,
         SimdLevel::Avx2 => 16,
-        SimdLevel::Avx512 => 32,
+        SimdLevel::Avx512 | SimdLevel::Avx512Vnni => 32,
     }
 }
 
@@ -241,6 +250,10 @@ fn filter_row<I: Isa, const N: usize>(
             SimdLevel::Avx2 => unsafe { vif_x86::hfilter_avx2(src, lo, filt, out, done) },
             // SAFETY: as above, inside `extract_avx512`; `done` is a multiple of 32.
             SimdLevel::Avx512 => unsafe { vif_x86::hfilter_avx512(src, lo, filt, out, done) },
+            // SAFETY: as above, inside `extract_avx512vnni`.
+            SimdLevel::Avx512Vnni => unsafe {
+                vif_x86::hfilter_avx512vnni(src, lo, filt, out, done)
+            },
             SimdLevel::Scalar => unreachable!(),
         }
     }
@@ -472,6 +485,10 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
             SimdLevel::Avx512 => unsafe {
                 vif_x86::vertical_8_avx512(&rr, &dr, &FILTER_0, out, c0)
             },
+            // SAFETY: as above, inside `extract_avx512vnni`.
+            SimdLevel::Avx512Vnni => unsafe {
+                vif_x86::vertical_8_avx512vnni(&rr, &dr, &FILTER_0, out, c0)
+            },
             SimdLevel::Scalar => unreachable!(),
         }
     }
@@ -573,6 +590,10 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
             // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
             SimdLevel::Avx512 => unsafe {
                 vif_x86::vertical_wide_avx512(&rr, &dr, filt, shifts, out, c0)
+            },
+            // SAFETY: as above, inside `extract_avx512vnni`.
+            SimdLevel::Avx512Vnni => unsafe {
+                vif_x86::vertical_wide_avx512vnni(&rr, &dr, filt, shifts, out, c0)
             },
             SimdLevel::Scalar => unreachable!(),
         }
@@ -754,9 +775,9 @@ fn horizontal_stats<I: Isa, const N: usize>(
                     // slice holds n >= start values.
                     unsafe { vif_x86::stats_avx2(f, start, &params) }
                 }
-                SimdLevel::Avx512 => {
+                SimdLevel::Avx512 | SimdLevel::Avx512Vnni => {
                     start = n - n % 8;
-                    // SAFETY: as above, inside `extract_avx512`.
+                    // SAFETY: as above, inside `extract_avx512` or `extract_avx512vnni`.
                     unsafe { vif_x86::stats_avx512(f, start, &params) }
                 }
                 SimdLevel::Scalar => unreachable!(),
@@ -970,6 +991,9 @@ impl VifExtractor {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
             SimdLevel::Avx512 => unsafe { self.extract_avx512(reference, distorted) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, for AVX-512 F/BW/DQ/VL and VNNI.
+            SimdLevel::Avx512Vnni => unsafe { self.extract_avx512vnni(reference, distorted) },
             _ => self.extract_impl::<Portable>(reference, distorted),
         }
     }
@@ -993,6 +1017,13 @@ impl VifExtractor {
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
     fn extract_avx512(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
         self.extract_impl::<Avx512>(reference, distorted)
+    }
+
+    /// The whole pipeline compiled with AVX-512 and VNNI enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")]
+    fn extract_avx512vnni(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        self.extract_impl::<Avx512Vnni>(reference, distorted)
     }
 
     #[inline(always)]

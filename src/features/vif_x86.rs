@@ -98,54 +98,6 @@ pub(super) unsafe fn hfilter_avx2<const N: usize>(
     }
 }
 
-/// [`hfilter_avx2`] with 32 outputs per block (16 even, then 16 odd); `n` a multiple of 32.
-///
-/// # Safety
-/// As [`hfilter_avx2`], with AVX-512 F and BW instead of AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-pub(super) unsafe fn hfilter_avx512<const N: usize>(
-    src: &[u16],
-    lo: Option<&[u16]>,
-    filt: &[u16; N],
-    out: &mut [u32],
-    n: usize,
-) {
-    debug_assert!(taps_fit(filt) && n % 32 == 0 && out.len() >= n);
-    debug_assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() + 1 >= n + N));
-    let (even, odd) = tap_pairs(filt);
-    let pairs = N.div_ceil(2);
-    let bias = _mm512_set1_epi16(i16::MIN);
-    let unbias = _mm512_set1_epi32(i32::MIN);
-    let round = _mm512_set1_epi32(32768);
-    let filter = |p: *const u16, j0: usize| {
-        let mut e = unbias;
-        let mut o = unbias;
-        for i in 0..pairs {
-            // SAFETY: reads samples j0 + 2i ..= j0 + 2i + 31 <= j0 + N + 30 < n + N - 1.
-            let x = unsafe { _mm512_loadu_si512(p.add(j0 + 2 * i).cast()) };
-            let x = _mm512_xor_si512(x, bias);
-            e = _mm512_add_epi32(e, _mm512_madd_epi16(x, _mm512_set1_epi32(even[i])));
-            o = _mm512_add_epi32(o, _mm512_madd_epi16(x, _mm512_set1_epi32(odd[i])));
-        }
-        (e, o)
-    };
-    let dst = out.as_mut_ptr();
-    for j0 in (0..n).step_by(32) {
-        let (mut e, mut o) = filter(src.as_ptr(), j0);
-        if let Some(lo) = lo {
-            let (le, lodd) = filter(lo.as_ptr(), j0);
-            e = _mm512_add_epi32(e, _mm512_srli_epi32(_mm512_add_epi32(le, round), 16));
-            o = _mm512_add_epi32(o, _mm512_srli_epi32(_mm512_add_epi32(lodd, round), 16));
-        }
-        // SAFETY: j0 + 32 <= n <= out.len().
-        unsafe {
-            _mm512_storeu_si512(dst.add(j0).cast(), e);
-            _mm512_storeu_si512(dst.add(j0 + 16).cast(), o);
-        }
-    }
-}
-
 /// Outputs of the 8-bit scale-0 vertical pass for columns `0..n`: `mu` rounded and shifted
 /// by 8, second moments split into 16-bit halves.
 pub(super) struct VerticalOut<'a> {
@@ -233,82 +185,6 @@ pub(super) unsafe fn vertical_8_avx2(
             let v = a;
             store(lo, _mm256_and_si256(v[0], low), _mm256_and_si256(v[1], low));
             store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
-        }
-    }
-}
-
-/// [`vertical_8_avx2`] on 32 columns at a time; `n` a multiple of 32.
-///
-/// # Safety
-/// As [`vertical_8_avx2`], with AVX-512 F and BW instead of AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-pub(super) unsafe fn vertical_8_avx512(
-    rows: &[&[u8]; 17],
-    drows: &[&[u8]; 17],
-    filt: &[u16; 17],
-    out: VerticalOut<'_>,
-    n: usize,
-) {
-    debug_assert!(n % 32 == 0 && rows.iter().chain(drows).all(|r| r.len() >= n));
-    let bias = _mm512_set1_epi16(i16::MIN);
-    let unbias = _mm512_set1_epi32(i32::MIN);
-    let VerticalOut { mu1, mu2, sq } = out;
-    let [(xl, xh), (yl, yh), (zl, zh)] = sq;
-    debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
-        .iter()
-        .all(|o| o.len() >= n));
-    for j0 in (0..n).step_by(32) {
-        let mut acc = [[_mm512_setzero_si512(); 2]; 2];
-        let mut sq_acc = [[unbias; 2]; 3];
-        for k in 0..9 {
-            let (t, b) = (k, 16 - k);
-            let c = u32::from(filt[k]);
-            let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
-            // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
-            let load = |r: &[u8]| unsafe {
-                _mm512_cvtepu8_epi16(_mm256_loadu_si256(r.as_ptr().add(j0).cast()))
-            };
-            let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
-            let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
-            let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
-            for h in 0..2 {
-                let (x, y) = (px[h], py[h]);
-                acc[0][h] = _mm512_add_epi32(acc[0][h], _mm512_madd_epi16(x, coef));
-                acc[1][h] = _mm512_add_epi32(acc[1][h], _mm512_madd_epi16(y, coef));
-                let prods = [
-                    _mm512_mullo_epi16(x, x),
-                    _mm512_mullo_epi16(y, y),
-                    _mm512_mullo_epi16(x, y),
-                ];
-                for (a, p) in sq_acc.iter_mut().zip(prods) {
-                    let p = _mm512_xor_si512(p, bias);
-                    a[h] = _mm512_add_epi32(a[h], _mm512_madd_epi16(p, coef));
-                }
-            }
-        }
-        let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
-            let v = _mm512_packus_epi32(lo, hi);
-            // SAFETY: j0 + 32 <= n <= dst.len().
-            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
-        };
-        let rnd = _mm512_set1_epi32(128);
-        let mu = |a: __m512i| _mm512_srli_epi32(_mm512_add_epi32(a, rnd), 8);
-        store(mu1, mu(acc[0][0]), mu(acc[0][1]));
-        store(mu2, mu(acc[1][0]), mu(acc[1][1]));
-        let low = _mm512_set1_epi32(0xffff);
-        for ((lo, hi), a) in [
-            (&mut *xl, &mut *xh),
-            (&mut *yl, &mut *yh),
-            (&mut *zl, &mut *zh),
-        ]
-        .into_iter()
-        .zip(sq_acc)
-        {
-            // (the accumulators started at 2^31, which undid the bias)
-            let v = a;
-            store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
-            store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
         }
     }
 }
@@ -412,95 +288,6 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
             let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
             store(lo, _mm256_and_si256(v[0], low), _mm256_and_si256(v[1], low));
             store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
-        }
-    }
-}
-
-/// [`vertical_wide_avx2`] on 32 columns at a time; `n` a multiple of 32.
-///
-/// # Safety
-/// As [`vertical_wide_avx2`], with AVX-512 F and BW instead of AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-pub(super) unsafe fn vertical_wide_avx512<const N: usize>(
-    rows: &[&[u16]; N],
-    drows: &[&[u16]; N],
-    filt: &[u16; N],
-    shifts: WideShifts,
-    out: VerticalOut<'_>,
-    n: usize,
-) {
-    debug_assert!(taps_fit(filt) && n % 32 == 0);
-    debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
-    debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
-    let half = N / 2;
-    let bias = _mm512_set1_epi16(i16::MIN);
-    let unbias = _mm512_set1_epi32(i32::MIN);
-    let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
-    let up = _mm_cvtsi32_si128(16 - sh_sq);
-    let down = _mm_cvtsi32_si128(sh_sq);
-    let rnd_mu = _mm512_set1_epi32(1 << (shifts.mu - 1));
-    let rnd_sq = _mm512_set1_epi32(1 << (sh_sq - 1));
-    let low = _mm512_set1_epi32(0xffff);
-    let VerticalOut { mu1, mu2, sq } = out;
-    let [(xl, xh), (yl, yh), (zl, zh)] = sq;
-    debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
-        .iter()
-        .all(|o| o.len() >= n));
-    for j0 in (0..n).step_by(32) {
-        let mut acc = [[unbias; 8]; 2];
-        for k in 0..=half {
-            let (t, b) = (k, N - 1 - k);
-            let c = u32::from(filt[k]);
-            let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
-            // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
-            let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
-            let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
-            let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
-            let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
-            for h in 0..2 {
-                let (x, y) = (px[h], py[h]);
-                let terms = [
-                    x,
-                    y,
-                    _mm512_mullo_epi16(x, x),
-                    _mm512_mulhi_epu16(x, x),
-                    _mm512_mullo_epi16(y, y),
-                    _mm512_mulhi_epu16(y, y),
-                    _mm512_mullo_epi16(x, y),
-                    _mm512_mulhi_epu16(x, y),
-                ];
-                for (a, v) in acc[h].iter_mut().zip(terms) {
-                    let v = _mm512_xor_si512(v, bias);
-                    *a = _mm512_add_epi32(*a, _mm512_madd_epi16(v, coef));
-                }
-            }
-        }
-        let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
-            let v = _mm512_packus_epi32(lo, hi);
-            // SAFETY: j0 + 32 <= n <= dst.len().
-            unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
-        };
-        let mu = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd_mu), sh_mu);
-        store(mu1, mu(acc[0][0]), mu(acc[1][0]));
-        store(mu2, mu(acc[0][1]), mu(acc[1][1]));
-        let moment = |l: __m512i, h: __m512i| {
-            _mm512_add_epi32(
-                _mm512_sll_epi32(h, up),
-                _mm512_srl_epi32(_mm512_add_epi32(l, rnd_sq), down),
-            )
-        };
-        for (q, (lo, hi)) in [
-            (&mut *xl, &mut *xh),
-            (&mut *yl, &mut *yh),
-            (&mut *zl, &mut *zh),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
-            store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
-            store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
         }
     }
 }
@@ -732,3 +519,253 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
     }
     acc.map(|v| _mm512_reduce_add_epi64(v))
 }
+
+/// The AVX-512 filter kernels, once with `pmaddwd` + `paddd` and once with AVX512-VNNI's
+/// `vpdpwssd` (the same multiply-add in one instruction, no saturation: identical sums).
+macro_rules! avx512_filter_kernels {
+    ($features:literal, $mac:ident, $hfilter:ident, $vertical_8:ident, $vertical_wide:ident) => {
+        /// [`hfilter_avx2`] with 32 outputs per block (16 even, then 16 odd); `n` a multiple of 32.
+        ///
+        /// # Safety
+        /// As [`hfilter_avx2`], with AVX-512 F and BW instead of AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $hfilter<const N: usize>(
+            src: &[u16],
+            lo: Option<&[u16]>,
+            filt: &[u16; N],
+            out: &mut [u32],
+            n: usize,
+        ) {
+            debug_assert!(taps_fit(filt) && n % 32 == 0 && out.len() >= n);
+            debug_assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() + 1 >= n + N));
+            let (even, odd) = tap_pairs(filt);
+            let pairs = N.div_ceil(2);
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let round = _mm512_set1_epi32(32768);
+            let filter = |p: *const u16, j0: usize| {
+                let mut e = unbias;
+                let mut o = unbias;
+                for i in 0..pairs {
+                    // SAFETY: reads samples j0 + 2i ..= j0 + 2i + 31 <= j0 + N + 30 < n + N - 1.
+                    let x = unsafe { _mm512_loadu_si512(p.add(j0 + 2 * i).cast()) };
+                    let x = _mm512_xor_si512(x, bias);
+                    e = $mac!(e, x, _mm512_set1_epi32(even[i]));
+                    o = $mac!(o, x, _mm512_set1_epi32(odd[i]));
+                }
+                (e, o)
+            };
+            let dst = out.as_mut_ptr();
+            for j0 in (0..n).step_by(32) {
+                let (mut e, mut o) = filter(src.as_ptr(), j0);
+                if let Some(lo) = lo {
+                    let (le, lodd) = filter(lo.as_ptr(), j0);
+                    e = _mm512_add_epi32(e, _mm512_srli_epi32(_mm512_add_epi32(le, round), 16));
+                    o = _mm512_add_epi32(o, _mm512_srli_epi32(_mm512_add_epi32(lodd, round), 16));
+                }
+                // SAFETY: j0 + 32 <= n <= out.len().
+                unsafe {
+                    _mm512_storeu_si512(dst.add(j0).cast(), e);
+                    _mm512_storeu_si512(dst.add(j0 + 16).cast(), o);
+                }
+            }
+        }
+
+        /// [`vertical_8_avx2`] on 32 columns at a time; `n` a multiple of 32.
+        ///
+        /// # Safety
+        /// As [`vertical_8_avx2`], with AVX-512 F and BW instead of AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $vertical_8(
+            rows: &[&[u8]; 17],
+            drows: &[&[u8]; 17],
+            filt: &[u16; 17],
+            out: VerticalOut<'_>,
+            n: usize,
+        ) {
+            debug_assert!(n % 32 == 0 && rows.iter().chain(drows).all(|r| r.len() >= n));
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let VerticalOut { mu1, mu2, sq } = out;
+            let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+            debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+                .iter()
+                .all(|o| o.len() >= n));
+            for j0 in (0..n).step_by(32) {
+                let mut acc = [[_mm512_setzero_si512(); 2]; 2];
+                let mut sq_acc = [[unbias; 2]; 3];
+                for k in 0..9 {
+                    let (t, b) = (k, 16 - k);
+                    let c = u32::from(filt[k]);
+                    let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+                    // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
+                    let load = |r: &[u8]| unsafe {
+                        _mm512_cvtepu8_epi16(_mm256_loadu_si256(r.as_ptr().add(j0).cast()))
+                    };
+                    let (xt, xb, yt, yb) =
+                        (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+                    let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+                    let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                    for h in 0..2 {
+                        let (x, y) = (px[h], py[h]);
+                        acc[0][h] = $mac!(acc[0][h], x, coef);
+                        acc[1][h] = $mac!(acc[1][h], y, coef);
+                        let prods = [
+                            _mm512_mullo_epi16(x, x),
+                            _mm512_mullo_epi16(y, y),
+                            _mm512_mullo_epi16(x, y),
+                        ];
+                        for (a, p) in sq_acc.iter_mut().zip(prods) {
+                            let p = _mm512_xor_si512(p, bias);
+                            a[h] = $mac!(a[h], p, coef);
+                        }
+                    }
+                }
+                let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
+                    let v = _mm512_packus_epi32(lo, hi);
+                    // SAFETY: j0 + 32 <= n <= dst.len().
+                    unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
+                };
+                let rnd = _mm512_set1_epi32(128);
+                let mu = |a: __m512i| _mm512_srli_epi32(_mm512_add_epi32(a, rnd), 8);
+                store(mu1, mu(acc[0][0]), mu(acc[0][1]));
+                store(mu2, mu(acc[1][0]), mu(acc[1][1]));
+                let low = _mm512_set1_epi32(0xffff);
+                for ((lo, hi), a) in [
+                    (&mut *xl, &mut *xh),
+                    (&mut *yl, &mut *yh),
+                    (&mut *zl, &mut *zh),
+                ]
+                .into_iter()
+                .zip(sq_acc)
+                {
+                    // (the accumulators started at 2^31, which undid the bias)
+                    let v = a;
+                    store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
+                    store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
+                }
+            }
+        }
+
+        /// [`vertical_wide_avx2`] on 32 columns at a time; `n` a multiple of 32.
+        ///
+        /// # Safety
+        /// As [`vertical_wide_avx2`], with AVX-512 F and BW instead of AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $vertical_wide<const N: usize>(
+            rows: &[&[u16]; N],
+            drows: &[&[u16]; N],
+            filt: &[u16; N],
+            shifts: WideShifts,
+            out: VerticalOut<'_>,
+            n: usize,
+        ) {
+            debug_assert!(taps_fit(filt) && n % 32 == 0);
+            debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
+            debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
+            let half = N / 2;
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
+            let up = _mm_cvtsi32_si128(16 - sh_sq);
+            let down = _mm_cvtsi32_si128(sh_sq);
+            let rnd_mu = _mm512_set1_epi32(1 << (shifts.mu - 1));
+            let rnd_sq = _mm512_set1_epi32(1 << (sh_sq - 1));
+            let low = _mm512_set1_epi32(0xffff);
+            let VerticalOut { mu1, mu2, sq } = out;
+            let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+            debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+                .iter()
+                .all(|o| o.len() >= n));
+            for j0 in (0..n).step_by(32) {
+                let mut acc = [[unbias; 8]; 2];
+                for k in 0..=half {
+                    let (t, b) = (k, N - 1 - k);
+                    let c = u32::from(filt[k]);
+                    let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+                    // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
+                    let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
+                    let (xt, xb, yt, yb) =
+                        (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+                    let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+                    let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                    for h in 0..2 {
+                        let (x, y) = (px[h], py[h]);
+                        let terms = [
+                            x,
+                            y,
+                            _mm512_mullo_epi16(x, x),
+                            _mm512_mulhi_epu16(x, x),
+                            _mm512_mullo_epi16(y, y),
+                            _mm512_mulhi_epu16(y, y),
+                            _mm512_mullo_epi16(x, y),
+                            _mm512_mulhi_epu16(x, y),
+                        ];
+                        for (a, v) in acc[h].iter_mut().zip(terms) {
+                            let v = _mm512_xor_si512(v, bias);
+                            *a = $mac!(*a, v, coef);
+                        }
+                    }
+                }
+                let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
+                    let v = _mm512_packus_epi32(lo, hi);
+                    // SAFETY: j0 + 32 <= n <= dst.len().
+                    unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
+                };
+                let mu = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd_mu), sh_mu);
+                store(mu1, mu(acc[0][0]), mu(acc[1][0]));
+                store(mu2, mu(acc[0][1]), mu(acc[1][1]));
+                let moment = |l: __m512i, h: __m512i| {
+                    _mm512_add_epi32(
+                        _mm512_sll_epi32(h, up),
+                        _mm512_srl_epi32(_mm512_add_epi32(l, rnd_sq), down),
+                    )
+                };
+                for (q, (lo, hi)) in [
+                    (&mut *xl, &mut *xh),
+                    (&mut *yl, &mut *yh),
+                    (&mut *zl, &mut *zh),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
+                    store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
+                    store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
+                }
+            }
+        }
+    };
+}
+
+/// `acc + pmaddwd(x, c)`, two instructions.
+macro_rules! madd_add_512 {
+    ($acc:expr, $x:expr, $c:expr) => {
+        _mm512_add_epi32($acc, _mm512_madd_epi16($x, $c))
+    };
+}
+
+/// `acc + pmaddwd(x, c)` in one VNNI instruction.
+macro_rules! dpwssd_512 {
+    ($acc:expr, $x:expr, $c:expr) => {
+        _mm512_dpwssd_epi32($acc, $x, $c)
+    };
+}
+
+avx512_filter_kernels!(
+    "avx512f,avx512bw",
+    madd_add_512,
+    hfilter_avx512,
+    vertical_8_avx512,
+    vertical_wide_avx512
+);
+avx512_filter_kernels!(
+    "avx512f,avx512bw,avx512vnni",
+    dpwssd_512,
+    hfilter_avx512vnni,
+    vertical_8_avx512vnni,
+    vertical_wide_avx512vnni
+);
