@@ -217,6 +217,20 @@ impl Isa for Avx512Vnni {
     const LEVEL: SimdLevel = SimdLevel::Avx512Vnni;
 }
 
+/// Whether the explicit filter kernels take `filt` (always false off x86-64).
+#[inline(always)]
+fn vif_x86_taps_fit<const N: usize>(filt: &[u16; N]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vif_x86::taps_fit(filt)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = filt;
+        false
+    }
+}
+
 /// Columns per block of the explicit kernels at level `I` (0: none, portable loops only).
 #[inline(always)]
 fn vector_chunk<I: Isa>() -> usize {
@@ -816,11 +830,11 @@ fn horizontal_stats<I: Isa, const N: usize>(
 /// then drops the odd ones; here only the even rows are blurred). `sh_v` is the shift after the
 /// vertical pass (the bit depth at scale 0, 16 above).
 #[inline(always)]
-fn decimate<T: Copy + Into<u32>, const N: usize>(
+fn decimate<I: Isa, T: Copy + Into<u32>, const N: usize>(
     src: [Img<T>; 2],
     filt: &[u16; N],
     sh_v: u32,
-    conv: &mut [u32],
+    conv: &mut [u16],
     acc: &mut [u32; BLOCK],
     out: [&mut [u16]; 2],
 ) {
@@ -843,23 +857,40 @@ fn decimate<T: Copy + Into<u32>, const N: usize>(
                         acc[j] = acc[j].wrapping_add(f[k].wrapping_mul(x[j].into()));
                     }
                 }
+                // At most 16 bits: the filter sums to 2^16 and the shift is the sample depth
+                // (scale 0) or 16.
                 for (o, &a) in conv[PAD + c0..PAD + c0 + n].iter_mut().zip(acc.iter()) {
-                    *o = a.wrapping_add(rnd_v) >> sh_v;
+                    *o = (a.wrapping_add(rnd_v) >> sh_v) as u16;
                 }
                 c0 += n;
             }
             mirror_pad(conv, w, half);
             // Horizontal pass over every column (vectorises), then keep the even ones.
             let out = &mut out[oi * ow..oi * ow + ow];
+            // The explicit kernels leave each block of `chunk` outputs as its even outputs,
+            // then its odd ones (see `vif_x86`); the portable loops in column order.
+            let chunk = if vif_x86_taps_fit(filt) {
+                vector_chunk::<I>()
+            } else {
+                0
+            };
+            let keep = |a: u32| (a.wrapping_add(32768) >> 16) as u16;
             let mut c0 = 0;
             while c0 < w {
                 let n = BLOCK.min(w - c0);
                 let acc = &mut acc[..n];
-                filter_row_u32(&conv[PAD + c0 - half..PAD + c0 + n + half], filt, acc);
-                // BLOCK is even, so even `j` are even columns; a last odd column is never kept.
+                filter_row::<I, N>(&conv[PAD + c0 - half..PAD + c0 + n + half], None, filt, acc);
+                let done = if chunk > 0 { n - n % chunk } else { 0 };
+                // BLOCK is a multiple of every chunk, so local and global column parity agree;
+                // a last odd column is never kept.
                 let out = &mut out[c0 / 2..c0 / 2 + n / 2];
-                for (o, pair) in out.iter_mut().zip(acc.chunks_exact(2)) {
-                    *o = (pair[0].wrapping_add(32768) >> 16) as u16;
+                for q in (0..done).step_by(chunk.max(1)) {
+                    for (o, &a) in out[q / 2..q / 2 + chunk / 2].iter_mut().zip(&acc[q..]) {
+                        *o = keep(a);
+                    }
+                }
+                for (o, pair) in out[done / 2..].iter_mut().zip(acc[done..].chunks_exact(2)) {
+                    *o = keep(pair[0]);
                 }
                 c0 += n;
             }
@@ -926,7 +957,7 @@ pub struct VifExtractor {
     /// Scales 1..=3.
     levels: [Level; 3],
     moments: Moments,
-    conv: Vec<u32>,
+    conv: Vec<u16>,
     simd: SimdLevel,
 }
 
@@ -1045,7 +1076,7 @@ impl VifExtractor {
             (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
                 let (r, d) = (img(reference, r), img(distorted, d));
                 sums[0] = self.scale0_8::<I>(r, d);
-                self.decimate_scale0([r, d]);
+                self.decimate_scale0::<I, _>([r, d]);
             }
             (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
                 let src = [img(reference, r), img(distorted, d)];
@@ -1058,7 +1089,7 @@ impl VifExtractor {
                     self.table,
                     self.gain_limit,
                 );
-                self.decimate_scale0(src);
+                self.decimate_scale0::<I, _>(src);
             }
             _ => panic!(
                 "VIF: sample storage does not match the {}-bit depth",
@@ -1069,7 +1100,7 @@ impl VifExtractor {
         let [l1, l2, l3] = &mut self.levels;
         sums[1] = scale_stats_wide::<I, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
-        decimate(
+        decimate::<I, _, 5>(
             l1.imgs(),
             &FILTER_2,
             16,
@@ -1079,7 +1110,7 @@ impl VifExtractor {
         );
         sums[2] = scale_stats_wide::<I, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
-        decimate(
+        decimate::<I, _, 3>(
             l2.imgs(),
             &FILTER_3,
             16,
@@ -1109,9 +1140,9 @@ impl VifExtractor {
     }
 
     #[inline(always)]
-    fn decimate_scale0<T: Copy + Into<u32>>(&mut self, src: [Img<T>; 2]) {
+    fn decimate_scale0<I: Isa, T: Copy + Into<u32>>(&mut self, src: [Img<T>; 2]) {
         let next = &mut self.levels[0];
-        decimate(
+        decimate::<I, T, 9>(
             src,
             &FILTER_1,
             self.bpc,
