@@ -62,7 +62,7 @@ pub(super) unsafe fn hfilter_avx2<const N: usize>(
     out: &mut [u32],
     n: usize,
 ) {
-    debug_assert!(taps_fit(filt) && n % 16 == 0 && out.len() >= n);
+    debug_assert!(taps_fit(filt) && n.is_multiple_of(16) && out.len() >= n);
     debug_assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() + 1 >= n + N));
     let (even, odd) = tap_pairs(filt);
     let pairs = N.div_ceil(2);
@@ -123,7 +123,7 @@ pub(super) unsafe fn vertical_8_avx2(
     out: VerticalOut<'_>,
     n: usize,
 ) {
-    debug_assert!(n % 16 == 0 && rows.iter().chain(drows).all(|r| r.len() >= n));
+    debug_assert!(n.is_multiple_of(16) && rows.iter().chain(drows).all(|r| r.len() >= n));
     let bias = _mm256_set1_epi16(i16::MIN);
     let unbias = _mm256_set1_epi32(i32::MIN);
     let VerticalOut { mu1, mu2, sq } = out;
@@ -135,9 +135,9 @@ pub(super) unsafe fn vertical_8_avx2(
         // Accumulators, [low 4 + high 4 pixels of each 128-bit half] as `unpack` leaves them.
         let mut acc = [[_mm256_setzero_si256(); 2]; 2];
         let mut sq_acc = [[unbias; 2]; 3];
-        for k in 0..9 {
+        for (k, &c) in filt.iter().enumerate().take(9) {
             let (t, b) = (k, 16 - k);
-            let c = u32::from(filt[k]);
+            let c = u32::from(c);
             // The centre row is paired with itself and a zero tap.
             let coef = _mm256_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
             // SAFETY: 16 samples from j0 < n - 15 of rows at least n long.
@@ -215,7 +215,7 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
     out: VerticalOut<'_>,
     n: usize,
 ) {
-    debug_assert!(taps_fit(filt) && n % 16 == 0);
+    debug_assert!(taps_fit(filt) && n.is_multiple_of(16));
     debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
     debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
     let half = N / 2;
@@ -235,9 +235,9 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
     for j0 in (0..n).step_by(16) {
         // [mu1, mu2, xx lo, xx hi, yy lo, yy hi, xy lo, xy hi] per unpack half.
         let mut acc = [[unbias; 8]; 2];
-        for k in 0..=half {
+        for (k, &c) in filt.iter().enumerate().take(half + 1) {
             let (t, b) = (k, N - 1 - k);
-            let c = u32::from(filt[k]);
+            let c = u32::from(c);
             let coef = _mm256_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
             // SAFETY: 16 samples from j0 < n - 15 of rows at least n long.
             let load = |r: &[u16]| unsafe { _mm256_loadu_si256(r.as_ptr().add(j0).cast()) };
@@ -318,7 +318,7 @@ pub(super) struct StatParams<'a> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
-    debug_assert!(n % 4 == 0 && f.iter().all(|s| s.len() >= n));
+    debug_assert!(n.is_multiple_of(4) && f.iter().all(|s| s.len() >= n));
     let [mu1, mu2, xx, yy, xy] = f;
     let zero = _mm256_setzero_si256();
     let half = _mm256_set1_epi64x(1 << 31);
@@ -430,7 +430,7 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
 pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
-    debug_assert!(n % 8 == 0 && f.iter().all(|s| s.len() >= n));
+    debug_assert!(n.is_multiple_of(8) && f.iter().all(|s| s.len() >= n));
     let [mu1, mu2, xx, yy, xy] = f;
     let half = _mm512_set1_epi64(1 << 31);
     let eps = _mm512_set1_pd(p.eps);
@@ -537,7 +537,7 @@ macro_rules! avx512_filter_kernels {
             out: &mut [u32],
             n: usize,
         ) {
-            debug_assert!(taps_fit(filt) && n % 32 == 0 && out.len() >= n);
+            debug_assert!(taps_fit(filt) && n.is_multiple_of(32) && out.len() >= n);
             debug_assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() + 1 >= n + N));
             let (even, odd) = tap_pairs(filt);
             let pairs = N.div_ceil(2);
@@ -585,7 +585,7 @@ macro_rules! avx512_filter_kernels {
             out: VerticalOut<'_>,
             n: usize,
         ) {
-            debug_assert!(n % 32 == 0 && rows.iter().chain(drows).all(|r| r.len() >= n));
+            debug_assert!(n.is_multiple_of(32) && rows.iter().chain(drows).all(|r| r.len() >= n));
             let bias = _mm512_set1_epi16(i16::MIN);
             let unbias = _mm512_set1_epi32(i32::MIN);
             let VerticalOut { mu1, mu2, sq } = out;
@@ -596,9 +596,9 @@ macro_rules! avx512_filter_kernels {
             for j0 in (0..n).step_by(32) {
                 let mut acc = [[_mm512_setzero_si512(); 2]; 2];
                 let mut sq_acc = [[unbias; 2]; 3];
-                for k in 0..9 {
+                for (k, &c) in filt.iter().enumerate().take(9) {
                     let (t, b) = (k, 16 - k);
-                    let c = u32::from(filt[k]);
+                    let c = u32::from(c);
                     let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
                     // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
                     let load = |r: &[u8]| unsafe {
@@ -663,7 +663,7 @@ macro_rules! avx512_filter_kernels {
             out: VerticalOut<'_>,
             n: usize,
         ) {
-            debug_assert!(taps_fit(filt) && n % 32 == 0);
+            debug_assert!(taps_fit(filt) && n.is_multiple_of(32));
             debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
             debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
             let half = N / 2;
@@ -682,9 +682,9 @@ macro_rules! avx512_filter_kernels {
                 .all(|o| o.len() >= n));
             for j0 in (0..n).step_by(32) {
                 let mut acc = [[unbias; 8]; 2];
-                for k in 0..=half {
+                for (k, &c) in filt.iter().enumerate().take(half + 1) {
                     let (t, b) = (k, N - 1 - k);
-                    let c = u32::from(filt[k]);
+                    let c = u32::from(c);
                     let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
                     // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
                     let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
