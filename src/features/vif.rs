@@ -27,6 +27,9 @@
 //! freely: symmetric taps are added before multiplying, second moments are summed as 16-bit
 //! halves in `u32` lanes instead of `u64`, decimation filters only the rows it keeps. The
 //! statistic runs branch-free on blocks of pixels, with the exact `f64` arithmetic of libvmaf.
+//! These portable loops are the `scalar` level; at the `avx2`, `avx512` and `avx512vnni` levels
+//! (`super::simd::SimdLevel`) explicit kernels (`vif_x86`) take the whole vectors of every
+//! filter but scale 3's and of the statistic, and the portable loops the leftover columns.
 //!
 //! Frames must be at least 17x17 (libvmaf itself crashes at 16 and below; [`VifExtractor::new`]
 //! panics; `tests/small_frames.rs` checks 17-pixel pictures against libvmaf).
