@@ -247,6 +247,7 @@ fn vector_chunk<I: Isa>() -> usize {
 /// `out[j] = sum_k filt[k] * src[j + k]` (wrapping `u32`) for every `j < out.len()`, or with
 /// `lo`, [`filter_row_split`] of (`lo`, `src`). The explicit kernels take the whole blocks
 /// they can (in their output order, see `vif_x86`), the portable loops the rest.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
 fn filter_row<I: Isa, const N: usize>(
     src: &[u16],
@@ -469,6 +470,7 @@ impl Moments {
 /// Vertical pass of scale 0 for 8-bit pictures: every sum fits `u32` and libvmaf keeps the
 /// second moments unshifted. Taps outermost over blocks of columns, so that every loop streams
 /// a few rows and vectorises.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
 fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
     let w = r.w;
@@ -559,6 +561,7 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
 /// `sh_mu`; the second moments, `(sum(c x²) + round) >> sh_sq` of a `u64` sum in libvmaf, are
 /// summed as 16-bit halves of `x²` in `u32` lanes (as in [`filter_row_split`]), both with
 /// rounding.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
 fn vertical_moments_wide<I: Isa, const N: usize>(
     r: Img<u16>,
@@ -738,6 +741,7 @@ fn filter_row_split<const N: usize>(lo: &[u16], hi: &[u16], filt: &[u16; N], out
 }
 
 /// Horizontal pass over one row of moments and the per-pixel statistic.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
 fn horizontal_stats<I: Isa, const N: usize>(
     m: &mut Moments,
@@ -774,7 +778,6 @@ fn horizontal_stats<I: Isa, const N: usize>(
             filter_row::<I, N>(&hi[src.clone()], Some(&lo[src.clone()]), filt, out);
         }
         // The explicit kernels take whole vectors of pixels, the portable loops the rest.
-        #[allow(unused_mut)]
         let mut start = 0;
         #[cfg(target_arch = "x86_64")]
         if I::LEVEL != SimdLevel::Scalar {
