@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use vmafcuda::features::adm::{AdmExtractor, AdmScores, DEFAULT_ADM_ENHN_GAIN_LIMIT};
+use vmafcuda::features::simd::SimdLevel;
 use vmafcuda::y4m::Y4mReader;
 
 /// Scores every frame pair of two clips.
@@ -150,9 +151,14 @@ fn flat_frames_score_one() {
     }
 }
 
-/// The runtime-dispatched (AVX2 where available) and the baseline code paths agree exactly.
+/// Every SIMD level the CPU supports gives exactly the scalar level's scores (levels the CPU
+/// lacks are reported as skipped: run this on such a machine too).
 #[test]
-fn portable_path_matches_dispatched() {
+fn every_simd_level_matches_scalar() {
+    let levels = SimdLevel::supported();
+    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
+        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
+    }
     for (pair, frames, gain) in [
         (
             "s_chelsea_641x359__x264_crf27_padcrop",
@@ -168,17 +174,22 @@ fn portable_path_matches_dispatched() {
             let hd = r.header();
             (hd.width, hd.height, hd.bpc)
         };
-        let mut fast = AdmExtractor::new(w, h, bpc, gain);
-        let mut base = AdmExtractor::new(w, h, bpc, gain);
+        let mut extractors: Vec<_> = levels
+            .iter()
+            .map(|&l| {
+                let mut x = AdmExtractor::new(w, h, bpc, gain);
+                assert_eq!(x.set_simd_level(l), l);
+                x
+            })
+            .collect();
         for _ in 0..frames {
             let rp = r.read_picture().expect("read").expect("frame");
             let dp = d.read_picture().expect("read").expect("frame");
             let (rv, dv) = (rp.luma.view(), dp.luma.view());
-            assert_eq!(
-                fast.extract(&rv, &dv),
-                base.extract_portable(&rv, &dv),
-                "{pair}"
-            );
+            let scalar = extractors[0].extract(&rv, &dv);
+            for (x, level) in extractors[1..].iter_mut().zip(&levels[1..]) {
+                assert_eq!(x.extract(&rv, &dv), scalar, "{pair} at {level}");
+            }
         }
     }
 }
@@ -247,27 +258,27 @@ fn timing_1080p() {
     let dists = read(&common::pair_distorted(pair));
     let mut adm = AdmExtractor::new(1920, 1080, 8, DEFAULT_ADM_ENHN_GAIN_LIMIT);
     let mut sink = 0.0;
-    // Best of several rounds over the clip (the machine may be shared).
-    let mut time = |portable: bool, rounds: usize| {
+    // Best of several rounds over the clip, in CPU time of this thread (the machine may be
+    // shared).
+    let mut time = |level: SimdLevel, rounds: usize| {
+        let used = adm.set_simd_level(level);
         let mut best = f64::INFINITY;
         for _ in 0..rounds {
-            let start = std::time::Instant::now();
+            let start = common::thread_seconds();
             for (r, d) in refs.iter().zip(&dists) {
-                let (rv, dv) = (r.luma.view(), d.luma.view());
-                let s = if portable {
-                    adm.extract_portable(&rv, &dv)
-                } else {
-                    adm.extract(&rv, &dv)
-                };
+                let s = adm.extract(&r.luma.view(), &d.luma.view());
                 sink += s.adm2;
             }
-            best = best.min(start.elapsed().as_secs_f64() * 1e3 / refs.len() as f64);
+            best = best.min((common::thread_seconds() - start) * 1e3 / refs.len() as f64);
         }
-        best
+        (used, best)
     };
-    let fast = time(false, 30);
-    let base = time(true, 4);
-    eprintln!("ADM 1920x1080 8-bit: {fast:.2} ms/frame (runtime-dispatched path), {base:.2} ms/frame (baseline x86-64 path); checksum {sink}");
+    for level in SimdLevel::ALL {
+        let rounds = if level == SimdLevel::Scalar { 3 } else { 10 };
+        let (used, ms) = time(level, rounds);
+        eprintln!("ADM 1920x1080 8-bit: {ms:.2} ms/frame at {level} (ran as {used})");
+    }
+    eprintln!("checksum {sink}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,7 +355,16 @@ fn synth_scores(case: &SynthCase) -> Vec<String> {
     let (_, w, h, bpc, gain, frames) = case;
     let (w, h, bpc) = (*w, *h, *bpc);
     let mut adm = AdmExtractor::new(w, h, bpc, *gain);
-    let mut base = AdmExtractor::new(w, h, bpc, *gain);
+    // The same frames at every other SIMD level the CPU has.
+    let mut others: Vec<_> = SimdLevel::supported()
+        .into_iter()
+        .filter(|&l| l != adm.simd_level())
+        .map(|l| {
+            let mut x = AdmExtractor::new(w, h, bpc, *gain);
+            x.set_simd_level(l);
+            x
+        })
+        .collect();
     frames
         .iter()
         .map(|(r, d)| {
@@ -365,7 +385,10 @@ fn synth_scores(case: &SynthCase) -> Vec<String> {
                 bpc,
             };
             let o = adm.extract(&mk(rs), &mk(ds));
-            assert_eq!(o, base.extract_portable(&mk(rs), &mk(ds)), "baseline path");
+            for x in &mut others {
+                let level = x.simd_level();
+                assert_eq!(o, x.extract(&mk(rs), &mk(ds)), "{level} path");
+            }
             [
                 o.adm2, o.scale[0], o.scale[1], o.scale[2], o.scale[3], o.aim, o.adm3,
             ]

@@ -172,3 +172,62 @@ fn motion_one_and_two_frame_sessions() {
     // Frame 0: motion2 0, motion3 = the (blended) sad of frame 1; frame 1: its own sad.
     assert_eq!(two, vec![(0.0, 0.0, sad11), (sad11, sad11, sad11)]);
 }
+
+/// Every SIMD level the CPU supports gives exactly the scalar level's sad scores: corpus clips
+/// (8- and 10-bit, odd size) and a 16-bit noise clip (the wide path). Levels the CPU lacks are
+/// reported as skipped.
+#[test]
+fn every_simd_level_matches_scalar() {
+    use vmafcuda::features::simd::SimdLevel;
+    use vmafcuda::frame::{Plane, Samples};
+    let levels = SimdLevel::supported();
+    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
+        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
+    }
+    let sads = |planes: &[Plane], level: SimdLevel| -> Vec<f64> {
+        let p = &planes[0];
+        let mut m = MotionExtractor::new(p.width, p.height, p.bpc);
+        assert_eq!(m.set_simd_level(level), level);
+        planes.iter().map(|p| m.push(p).sad).collect()
+    };
+    for pair in [
+        "s_chelsea_641x359__x264_crf27_padcrop",
+        "s_coffee_1280x720_10bit__x265_crf28",
+    ] {
+        let frames = read_frames(&common::pair_reference(pair), 0, 4);
+        let planes: Vec<Plane> = frames.iter().map(|f| f.luma.view()).collect();
+        let scalar = sads(&planes, SimdLevel::Scalar);
+        for &level in &levels[1..] {
+            assert_eq!(sads(&planes, level), scalar, "{pair} at {level}");
+        }
+    }
+    let (w, h) = (83, 37);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let noise: Vec<Vec<u16>> = (0..3)
+        .map(|_| {
+            (0..w * h)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u16
+                })
+                .collect()
+        })
+        .collect();
+    let planes: Vec<Plane> = noise
+        .iter()
+        .map(|v| Plane {
+            samples: Samples::U16(v),
+            width: w,
+            height: h,
+            stride: w,
+            bpc: 16,
+        })
+        .collect();
+    let scalar = sads(&planes, SimdLevel::Scalar);
+    assert!(scalar[1] > 0.0);
+    for &level in &levels[1..] {
+        assert_eq!(sads(&planes, level), scalar, "16-bit noise at {level}");
+    }
+}

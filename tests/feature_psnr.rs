@@ -132,3 +132,53 @@ fn psnr_dist_has_fewer_frames() {
         5e-7,
     );
 }
+
+/// Every SIMD level the CPU supports gives exactly the scalar level's PSNR, 8 to 16 bits, on
+/// noise planes long enough for the 32-bit runs of deep samples to matter.
+#[test]
+fn every_simd_level_matches_scalar() {
+    use vmafcuda::features::psnr::psnr_at;
+    use vmafcuda::features::simd::SimdLevel;
+    use vmafcuda::frame::{Plane, Samples};
+    let levels = SimdLevel::supported();
+    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
+        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
+    }
+    let (w, h) = (4099, 3);
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut noise = |bpc: u32| -> Vec<u16> {
+        (0..w * h)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 20) as u16 & ((1u32 << bpc) - 1) as u16
+            })
+            .collect()
+    };
+    for bpc in [8u32, 10, 12, 15, 16] {
+        let (a, b) = (noise(bpc), noise(bpc));
+        let (a8, b8): (Vec<u8>, Vec<u8>) = (
+            a.iter().map(|&v| v as u8).collect(),
+            b.iter().map(|&v| v as u8).collect(),
+        );
+        fn plane<'a>(v16: &'a [u16], v8: &'a [u8], w: usize, h: usize, bpc: u32) -> Plane<'a> {
+            Plane {
+                samples: if bpc == 8 {
+                    Samples::U8(v8)
+                } else {
+                    Samples::U16(v16)
+                },
+                width: w,
+                height: h,
+                stride: w,
+                bpc,
+            }
+        }
+        let (pa, pb) = (plane(&a, &a8, w, h, bpc), plane(&b, &b8, w, h, bpc));
+        let scalar = psnr_at(SimdLevel::Scalar, &pa, &pb);
+        for &level in &levels[1..] {
+            assert_eq!(psnr_at(level, &pa, &pb), scalar, "{bpc}-bit at {level}");
+        }
+    }
+}

@@ -5,6 +5,7 @@ mod common;
 use std::path::Path;
 
 use serde_json::Value;
+use vmafcuda::features::simd::SimdLevel;
 use vmafcuda::features::vif::{VifExtractor, VifScores, DEFAULT_VIF_ENHN_GAIN_LIMIT};
 use vmafcuda::frame::{Plane, Samples};
 use vmafcuda::y4m::Y4mReader;
@@ -161,9 +162,14 @@ fn with_plane<R>(
     })
 }
 
-/// The runtime-dispatched (AVX2 where available) and the baseline code paths agree exactly.
+/// Every SIMD level the CPU supports gives exactly the scalar level's scores (levels the CPU
+/// lacks are reported as skipped: run this on such a machine too).
 #[test]
-fn portable_path_matches_dispatched() {
+fn every_simd_level_matches_scalar() {
+    let levels = SimdLevel::supported();
+    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
+        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
+    }
     for (pair, frames, gain) in [
         (
             "s_chelsea_641x359__x264_crf27_padcrop",
@@ -179,17 +185,22 @@ fn portable_path_matches_dispatched() {
             let hd = r.header();
             (hd.width, hd.height, hd.bpc)
         };
-        let mut fast = VifExtractor::new(w, h, bpc, gain);
-        let mut base = VifExtractor::new(w, h, bpc, gain);
+        let mut extractors: Vec<_> = levels
+            .iter()
+            .map(|&l| {
+                let mut x = VifExtractor::new(w, h, bpc, gain);
+                assert_eq!(x.set_simd_level(l), l);
+                x
+            })
+            .collect();
         for _ in 0..frames {
             let rp = r.read_picture().expect("read").expect("frame");
             let dp = d.read_picture().expect("read").expect("frame");
             let (rv, dv) = (rp.luma.view(), dp.luma.view());
-            assert_eq!(
-                fast.extract(&rv, &dv),
-                base.extract_portable(&rv, &dv),
-                "{pair}"
-            );
+            let scalar = extractors[0].extract(&rv, &dv);
+            for (x, level) in extractors[1..].iter_mut().zip(&levels[1..]) {
+                assert_eq!(x.extract(&rv, &dv), scalar, "{pair} at {level}");
+            }
         }
     }
 }
@@ -256,30 +267,27 @@ fn timing() {
         let (w, h, bpc) = (refs[0].width(), refs[0].height(), refs[0].bpc());
         let mut vif = VifExtractor::new(w, h, bpc, DEFAULT_VIF_ENHN_GAIN_LIMIT);
         let mut sink = 0.0;
-        // Best of several rounds over the clip (the machine may be shared).
-        let mut time = |portable: bool, rounds: usize| {
+        // Best of several rounds over the clip, in CPU time of this thread (the machine may be
+        // shared).
+        let mut time = |level: SimdLevel, rounds: usize| {
+            let used = vif.set_simd_level(level);
             let mut best = f64::INFINITY;
             for _ in 0..rounds {
-                let start = std::time::Instant::now();
+                let start = common::thread_seconds();
                 for (r, d) in refs.iter().zip(&dists) {
-                    let (rv, dv) = (r.luma.view(), d.luma.view());
-                    let s = if portable {
-                        vif.extract_portable(&rv, &dv)
-                    } else {
-                        vif.extract(&rv, &dv)
-                    };
+                    let s = vif.extract(&r.luma.view(), &d.luma.view());
                     sink += s.scale[0];
                 }
-                best = best.min(start.elapsed().as_secs_f64() * 1e3 / refs.len() as f64);
+                best = best.min((common::thread_seconds() - start) * 1e3 / refs.len() as f64);
             }
-            best
+            (used, best)
         };
-        let fast = time(false, 10);
-        let base = time(true, 3);
-        eprintln!(
-            "VIF {w}x{h} {bpc}-bit: {fast:.2} ms/frame (runtime-dispatched path), \
-             {base:.2} ms/frame (baseline x86-64 path); checksum {sink}"
-        );
+        for level in SimdLevel::ALL {
+            let rounds = if level == SimdLevel::Scalar { 3 } else { 10 };
+            let (used, ms) = time(level, rounds);
+            eprintln!("VIF {w}x{h} {bpc}-bit: {ms:.2} ms/frame at {level} (ran as {used})");
+        }
+        eprintln!("checksum {sink}");
     }
 }
 
@@ -455,16 +463,29 @@ fn synth_scores(case: &SynthCase) -> Vec<String> {
     let (_, w, h, bpc, gain, frames) = case;
     let (w, h, bpc) = (*w, *h, *bpc);
     let mut vif = VifExtractor::new(w, h, bpc, *gain);
-    let mut base = VifExtractor::new(w, h, bpc, *gain);
+    // The same frames at every other SIMD level the CPU has.
+    let mut others: Vec<_> = SimdLevel::supported()
+        .into_iter()
+        .filter(|&l| l != vif.simd_level())
+        .map(|l| {
+            let mut x = VifExtractor::new(w, h, bpc, *gain);
+            x.set_simd_level(l);
+            x
+        })
+        .collect();
     frames
         .iter()
         .map(|(r, d)| {
             let (o, b) = with_plane(r, w, h, w, bpc, |rp| {
                 with_plane(d, w, h, w, bpc, |dp| {
-                    (vif.extract(rp, dp), base.extract_portable(rp, dp))
+                    let o = vif.extract(rp, dp);
+                    let b: Vec<_> = others.iter_mut().map(|x| x.extract(rp, dp)).collect();
+                    (o, b)
                 })
             });
-            assert_eq!(o, b, "baseline path");
+            for (b, x) in b.iter().zip(&others) {
+                assert_eq!(&o, b, "{} path", x.simd_level());
+            }
             o.scale.map(|v| format!("{:016x}", v.to_bits())).join(" ")
         })
         .collect()

@@ -56,11 +56,13 @@ impl BenchSpec {
                 let pairs: Arc<[(Picture, Picture)]> =
                     (0..DISTINCT).map(|t| clip.pair(t)).collect();
                 eprintln!(
-                    "bench: {DISTINCT} synthetic {}x{} {}-bit frame pairs made in {:.1} s",
+                    "bench: {DISTINCT} synthetic {}x{} {}-bit frame pairs made in {:.1} s; CPU \
+                     kernels: {} (VMAFCUDA_CPU_SIMD)",
                     self.width,
                     self.height,
                     self.bpc,
-                    t.elapsed().as_secs_f64()
+                    t.elapsed().as_secs_f64(),
+                    vmafcuda::features::simd::SimdLevel::selected()
                 );
                 *made = Some((key, pairs.clone()));
                 pairs

@@ -44,6 +44,7 @@ mod decouple;
 mod dwt;
 mod masking;
 
+use super::simd::SimdLevel;
 use crate::frame::{Plane, Samples};
 pub(crate) use consts::{cos_1deg_sq, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT};
 use consts::{
@@ -471,6 +472,7 @@ pub struct AdmExtractor {
     /// Word `width` of libvmaf's int32 DWT scratch area as the previous frame left it (read by
     /// the scale-0 DWT when `dwt_tail`); 0 before the first frame (fresh memory).
     prev_word: i32,
+    simd: SimdLevel,
 }
 
 impl AdmExtractor {
@@ -522,20 +524,36 @@ impl AdmExtractor {
             oob_dis: vec![0; w0],
             prev_word: 0,
             geometry,
+            simd: SimdLevel::selected(),
         }
+    }
+
+    /// The instruction-set level [`extract`](Self::extract) runs with.
+    pub fn simd_level(&self) -> SimdLevel {
+        self.simd
+    }
+
+    /// Makes [`extract`](Self::extract) run with `level`, or the best level below it that the
+    /// CPU supports; returns the level now in use. Every level gives identical scores.
+    pub fn set_simd_level(&mut self, level: SimdLevel) -> SimdLevel {
+        self.simd = level.capped();
+        self.simd
     }
 
     /// Scores one reference/distorted pair (same size and depth as given to `new`).
     pub fn extract(&mut self, reference: &Plane, distorted: &Plane) -> AdmScores {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: `extract_avx2` only requires AVX2 beyond the baseline target, and the
-                // running CPU supports it (checked just above).
-                return unsafe { self.extract_avx2(reference, distorted) };
-            }
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `simd` is only ever a level the running CPU supports (`capped`,
+            // `selected`), and `extract_avx2` needs nothing beyond AVX2.
+            SimdLevel::Avx2 => unsafe { self.extract_avx2(reference, distorted) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe {
+                self.extract_avx512(reference, distorted)
+            },
+            _ => self.extract_impl(reference, distorted),
         }
-        self.extract_impl(reference, distorted)
     }
 
     /// Same as [`extract`](Self::extract) but always with the baseline code path (no runtime
@@ -551,6 +569,13 @@ impl AdmExtractor {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn extract_avx2(&mut self, reference: &Plane, distorted: &Plane) -> AdmScores {
+        self.extract_impl(reference, distorted)
+    }
+
+    /// The same pipeline compiled with AVX-512 enabled (512-bit vectors for the compiler).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+    fn extract_avx512(&mut self, reference: &Plane, distorted: &Plane) -> AdmScores {
         self.extract_impl(reference, distorted)
     }
 

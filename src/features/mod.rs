@@ -3,4 +3,7 @@
 pub mod adm;
 pub mod motion;
 pub mod psnr;
+pub mod simd;
 pub mod vif;
+#[cfg(target_arch = "x86_64")]
+mod vif_x86;

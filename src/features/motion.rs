@@ -15,6 +15,7 @@
 //! The blur is linear, but libvmaf rounds after each pass of the *difference*: blurring each
 //! frame separately and subtracting does not give the same numbers.
 
+use super::simd::SimdLevel;
 use crate::frame::{Plane, Samples};
 
 /// The 5-tap filter of libvmaf's integer motion (sums to 65536, symmetric).
@@ -76,6 +77,7 @@ pub struct MotionExtractor {
     diff: DiffRows,
     /// Vertically filtered row, with two mirrored samples on either side.
     y_row: Vec<i32>,
+    simd: SimdLevel,
 }
 
 impl MotionExtractor {
@@ -106,6 +108,7 @@ impl MotionExtractor {
             last_sad: 0.0,
             diff,
             y_row: vec![0; width + 4],
+            simd: SimdLevel::selected(),
         }
     }
 
@@ -147,6 +150,7 @@ impl MotionExtractor {
             last_sad: 0.0,
             diff: DiffRows::Narrow(std::array::from_fn(|_| Vec::new())),
             y_row: Vec::new(),
+            simd: SimdLevel::selected(),
         }
     }
 
@@ -175,6 +179,7 @@ impl MotionExtractor {
     /// before the next push.
     pub(crate) fn resume_on_host(self) -> MotionExtractor {
         let mut m = MotionExtractor::new(self.width, self.height, self.bpc);
+        m.simd = self.simd;
         m.frames = self.frames;
         m.last_sad = self.last_sad;
         m
@@ -262,8 +267,21 @@ impl MotionExtractor {
         }
     }
 
+    /// The instruction-set level the sad sums run with.
+    pub fn simd_level(&self) -> SimdLevel {
+        self.simd
+    }
+
+    /// Makes the sad sums run with `level`, or the best level below it that the CPU
+    /// supports; returns the level now in use. Every level gives identical sums.
+    pub fn set_simd_level(&mut self, level: SimdLevel) -> SimdLevel {
+        self.simd = level.capped();
+        self.simd
+    }
+
     /// Row `r` of `prev - cur` into its ring slot; row `r` of `prev` then becomes `cur`'s (each
     /// row is loaded exactly once per frame, so this saves a separate copy pass).
+    #[inline(always)]
     fn load_diff_row(&mut self, cur: &Plane, r: usize) {
         let w = self.width;
         match (&mut self.prev, cur.samples, &mut self.diff) {
@@ -289,8 +307,36 @@ impl MotionExtractor {
         }
     }
 
-    /// The integer sum of |blurred(prev - cur)| over the frame.
+    /// The integer sum of |blurred(prev - cur)| over the frame, at the extractor's level.
     fn sad_sum(&mut self, cur: &Plane) -> u64 {
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `simd` is only ever a level the running CPU supports (`capped`,
+            // `selected`), and `sad_sum_avx2` needs nothing beyond AVX2.
+            SimdLevel::Avx2 => unsafe { self.sad_sum_avx2(cur) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe { self.sad_sum_avx512(cur) },
+            _ => self.sad_sum_impl(cur),
+        }
+    }
+
+    /// [`sad_sum_impl`](Self::sad_sum_impl) compiled with AVX2 (everything is inlined into it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn sad_sum_avx2(&mut self, cur: &Plane) -> u64 {
+        self.sad_sum_impl(cur)
+    }
+
+    /// [`sad_sum_impl`](Self::sad_sum_impl) compiled with AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+    fn sad_sum_avx512(&mut self, cur: &Plane) -> u64 {
+        self.sad_sum_impl(cur)
+    }
+
+    #[inline(always)]
+    fn sad_sum_impl(&mut self, cur: &Plane) -> u64 {
         let (w, h, bpc) = (self.width, self.height, self.bpc);
         let mut next_row = 0; // next difference row to compute
         let mut sad = 0u64;
@@ -354,12 +400,14 @@ fn mirror(idx: isize, size: usize) -> usize {
     }
 }
 
+#[inline(always)]
 fn diff_row_narrow<T: Copy + Into<i32>>(prev: &[T], cur: &[T], out: &mut [i16]) {
     for ((o, &p), &c) in out.iter_mut().zip(prev).zip(cur) {
         *o = (p.into() - c.into()) as i16;
     }
 }
 
+#[inline(always)]
 fn diff_row_wide(prev: &[u16], cur: &[u16], out: &mut [i32]) {
     for ((o, &p), &c) in out.iter_mut().zip(prev).zip(cur) {
         *o = p as i32 - c as i32;
@@ -368,7 +416,7 @@ fn diff_row_wide(prev: &[u16], cur: &[u16], out: &mut [i32]) {
 
 /// Vertical pass for up to 14 bits: `out = (sum f[k] * rows[k] + 2^(bpc-1)) >> bpc`, the sum
 /// fitting `i32`; returns whether any output is non-zero.
-#[inline]
+#[inline(always)]
 fn vertical_narrow(rows: [&[i16]; 5], out: &mut [i32], bpc: u32) -> bool {
     let round = 1i32 << (bpc - 1);
     let n = out.len();
@@ -392,7 +440,7 @@ fn vertical_narrow(rows: [&[i16]; 5], out: &mut [i32], bpc: u32) -> bool {
 /// Since `f[0]` is odd and the other taps are even, half of the sum is exactly
 /// `1785 a + (a >> 1) + 8002 b + 13193 c` (`a = d0 + d4`, `b = d1 + d3`, `c = d2`), which fits,
 /// and `(s + 2^(n-1)) >> n == (floor(s/2) + 2^(n-2)) >> (n-1)`.
-#[inline]
+#[inline(always)]
 fn vertical_wide(rows: [&[i32]; 5], out: &mut [i32], bpc: u32) -> bool {
     let round = 1i32 << (bpc - 2);
     let shift = bpc - 1;
@@ -416,7 +464,7 @@ fn half_tap_sum(x0: i32, x1: i32, x2: i32, x3: i32, x4: i32) -> i32 {
 }
 
 /// Writes libvmaf's mirrored columns -2, -1, w, w+1 around `y[2..w+2]`.
-#[inline]
+#[inline(always)]
 fn pad_mirrored(y: &mut [i32], w: usize) {
     y[0] = y[2 + mirror(-2, w)];
     y[1] = y[2 + mirror(-1, w)];
@@ -426,7 +474,7 @@ fn pad_mirrored(y: &mut [i32], w: usize) {
 
 /// Horizontal pass with rounding shift by 16, summing absolute values into a `u32` as libvmaf
 /// does per row. |y| <= 65535, so the halved sum of [`vertical_wide`] applies.
-#[inline]
+#[inline(always)]
 fn horizontal_abs_sum(y: &[i32]) -> u32 {
     let n = y.len() - 4;
     let (y0, y1, y2, y3, y4) = (&y[..n], &y[1..n + 1], &y[2..n + 2], &y[3..n + 3], &y[4..]);

@@ -9,12 +9,47 @@
 //! libvmaf itself only accepts 8, 10, 12 and 16 bits here (other depths make its extractor fail);
 //! for 9, 11 and 13..=15 bits this applies the same formula.
 
+use super::simd::SimdLevel;
 use crate::frame::{Plane, Samples};
 
 /// PSNR of one plane of `distorted` against `reference`, in dB, as libvmaf writes `psnr_y`,
 /// `psnr_cb` and `psnr_cr`. Both planes should have the same size and depth (the top-left
 /// common part is measured otherwise); the depth is the reference's.
 pub fn psnr(reference: &Plane, distorted: &Plane) -> f64 {
+    psnr_at(SimdLevel::selected(), reference, distorted)
+}
+
+/// [`psnr`] with the sum of squared errors computed at `level` (or the best level below it
+/// that the CPU supports); every level gives the same result.
+pub fn psnr_at(level: SimdLevel, reference: &Plane, distorted: &Plane) -> f64 {
+    match level.capped() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `capped` returns only levels the running CPU supports; `psnr_avx2` needs
+        // nothing beyond AVX2.
+        SimdLevel::Avx2 => unsafe { psnr_avx2(reference, distorted) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
+        SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe { psnr_avx512(reference, distorted) },
+        _ => psnr_impl(reference, distorted),
+    }
+}
+
+/// [`psnr_impl`] compiled with AVX2 (everything is inlined into it).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn psnr_avx2(reference: &Plane, distorted: &Plane) -> f64 {
+    psnr_impl(reference, distorted)
+}
+
+/// [`psnr_impl`] compiled with AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+fn psnr_avx512(reference: &Plane, distorted: &Plane) -> f64 {
+    psnr_impl(reference, distorted)
+}
+
+#[inline(always)]
+fn psnr_impl(reference: &Plane, distorted: &Plane) -> f64 {
     let w = reference.width.min(distorted.width);
     let h = reference.height.min(distorted.height);
     let bpc = reference.bpc;
@@ -61,7 +96,7 @@ pub fn psnr_from_sse(sse: u64, pixels: usize, bpc: u32) -> f64 {
 /// Sum of squared differences of samples of at most 15 bits, modulo 2^32 (libvmaf's 8-bit path
 /// sums each row in a `u32` too). Differences fit `i16`, which vectorises to 16-bit
 /// multiply-adds.
-#[inline]
+#[inline(always)]
 fn sq_err_sum<T: Copy + Into<i32>>(r: &[T], d: &[T]) -> u32 {
     let mut sum = 0i32;
     for (&a, &b) in r.iter().zip(d) {
@@ -72,7 +107,7 @@ fn sq_err_sum<T: Copy + Into<i32>>(r: &[T], d: &[T]) -> u32 {
 }
 
 /// Sum of squared differences of 16-bit samples.
-#[inline]
+#[inline(always)]
 fn sq_err_sum_wide(r: &[u16], d: &[u16]) -> u64 {
     r.iter()
         .zip(d)

@@ -27,12 +27,18 @@
 //! freely: symmetric taps are added before multiplying, second moments are summed as 16-bit
 //! halves in `u32` lanes instead of `u64`, decimation filters only the rows it keeps. The
 //! statistic runs branch-free on blocks of pixels, with the exact `f64` arithmetic of libvmaf.
+//! These portable loops are the `scalar` level; at the `avx2`, `avx512` and `avx512vnni` levels
+//! (`super::simd::SimdLevel`) explicit kernels (`vif_x86`) take the whole vectors of every
+//! filter but scale 3's and of the statistic, and the portable loops the leftover columns.
 //!
 //! Frames must be at least 17x17 (libvmaf itself crashes at 16 and below; [`VifExtractor::new`]
 //! panics; `tests/small_frames.rs` checks 17-pixel pictures against libvmaf).
 
 use std::sync::OnceLock;
 
+use super::simd::SimdLevel;
+#[cfg(target_arch = "x86_64")]
+use super::vif_x86;
 use crate::frame::{Plane, Samples};
 
 /// libvmaf's default `vif_enhn_gain_limit` (`vmaf_v0.6.1neg` uses 1.0).
@@ -87,6 +93,49 @@ pub fn log2_table() -> &'static Log2Table {
     })
 }
 
+/// [`log2_table`] in 16 KiB instead of 128, so that the per-pixel lookups stay in L1: entry
+/// `b` describes table entries `16 b .. 16 b + 16` as `base | p1 << 16 | p2 << 24`, entry
+/// `16 b + o` being `base + (o >= p1) + (o >= p2)`. The table rises by at most 1 every 11
+/// entries (its slope is `2048 / (i ln 2)` with `i >= 32768`), so two steps per 16 suffice;
+/// the construction checks that it reproduces every entry.
+type Log2Steps = [u32; 4096];
+
+fn log2_steps() -> &'static Log2Steps {
+    static STEPS: OnceLock<Box<Log2Steps>> = OnceLock::new();
+    STEPS.get_or_init(|| {
+        let t = log2_table();
+        let mut s = Box::new([0u32; 4096]);
+        for (b, e) in s.iter_mut().enumerate() {
+            let block = &t[16 * b..16 * b + 16];
+            let base = u32::from(block[0]);
+            let mut pos = [16u32; 2];
+            let mut n = 0;
+            for o in 1..16 {
+                let step = u32::from(block[o]) - u32::from(block[o - 1]);
+                assert!(
+                    step <= 1 && n + step <= 2,
+                    "log2 table block {b} is not two steps"
+                );
+                if step == 1 {
+                    pos[n as usize] = o as u32;
+                    n += 1;
+                }
+            }
+            *e = base | pos[0] << 16 | pos[1] << 24;
+            for (o, &v) in block.iter().enumerate() {
+                debug_assert_eq!(log2_step_lookup(*e, o as u32), u32::from(v));
+            }
+        }
+        s
+    })
+}
+
+/// Table entry `o` of a [`Log2Steps`] block.
+#[inline(always)]
+fn log2_step_lookup(e: u32, o: u32) -> u32 {
+    (e & 0xffff) + u32::from(o >= (e >> 16) & 0xff) + u32::from(o >= e >> 24)
+}
+
 /// Integer sums of one scale; libvmaf's `accum_*` variables. Integers, so the order in which
 /// pixels are summed (CPU blocks, GPU thread blocks) does not change them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,16 +175,22 @@ pub fn scores_from_sums(sums: &[VifSums; 4]) -> VifScores {
 }
 
 /// What the code inlined into an entry point may use; picked at run time by
-/// [`VifExtractor::extract`]. Both variants compute identical results.
+/// [`VifExtractor::extract`]. Every variant computes identical results.
+///
+/// The explicit kernels of `vif_x86` are called when `LEVEL` says so: `Avx2` and `Avx512`
+/// are only instantiated inside [`VifExtractor::extract_avx2`] / `extract_avx512`, which run
+/// only on CPUs that have those instruction sets.
 trait Isa {
     /// `roundpd` (SSE4.1) is available: `floor` is one instruction.
     const ROUND: bool;
+    const LEVEL: SimdLevel;
 }
 
 /// Baseline x86-64 (or any other architecture).
 struct Portable;
 impl Isa for Portable {
     const ROUND: bool = false;
+    const LEVEL: SimdLevel = SimdLevel::Scalar;
 }
 
 /// AVX2.
@@ -144,6 +199,87 @@ struct Avx2;
 #[cfg(target_arch = "x86_64")]
 impl Isa for Avx2 {
     const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Avx2;
+}
+
+/// AVX-512 (F, BW, DQ, VL).
+#[cfg(target_arch = "x86_64")]
+struct Avx512;
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx512 {
+    const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Avx512;
+}
+
+/// AVX-512 with VNNI.
+#[cfg(target_arch = "x86_64")]
+struct Avx512Vnni;
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx512Vnni {
+    const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Avx512Vnni;
+}
+
+/// Whether the explicit filter kernels take `filt` (always false off x86-64).
+#[inline(always)]
+fn vif_x86_taps_fit<const N: usize>(filt: &[u16; N]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vif_x86::taps_fit(filt)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = filt;
+        false
+    }
+}
+
+/// Columns per block of the explicit kernels at level `I` (0: none, portable loops only).
+#[inline(always)]
+fn vector_chunk<I: Isa>() -> usize {
+    match I::LEVEL {
+        SimdLevel::Scalar => 0,
+        SimdLevel::Avx2 => 16,
+        SimdLevel::Avx512 | SimdLevel::Avx512Vnni => 32,
+    }
+}
+
+/// `out[j] = sum_k filt[k] * src[j + k]` (wrapping `u32`) for every `j < out.len()`, or with
+/// `lo`, [`filter_row_split`] of (`lo`, `src`). The explicit kernels take the whole blocks
+/// they can (in their output order, see `vif_x86`), the portable loops the rest.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
+#[inline(always)]
+fn filter_row<I: Isa, const N: usize>(
+    src: &[u16],
+    lo: Option<&[u16]>,
+    filt: &[u16; N],
+    out: &mut [u32],
+) {
+    let n = out.len();
+    let chunk = vector_chunk::<I>();
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if chunk > 0 && vif_x86::taps_fit(filt) {
+        done = n - n % chunk;
+        assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() == src.len()));
+        match I::LEVEL {
+            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); lengths asserted
+            // above, `done` is a multiple of 16 and the taps fit.
+            SimdLevel::Avx2 => unsafe { vif_x86::hfilter_avx2(src, lo, filt, out, done) },
+            // SAFETY: as above, inside `extract_avx512`; `done` is a multiple of 32.
+            SimdLevel::Avx512 => unsafe { vif_x86::hfilter_avx512(src, lo, filt, out, done) },
+            // SAFETY: as above, inside `extract_avx512vnni`.
+            SimdLevel::Avx512Vnni => unsafe {
+                vif_x86::hfilter_avx512vnni(src, lo, filt, out, done)
+            },
+            SimdLevel::Scalar => unreachable!(),
+        }
+    }
+    let (src, out) = (&src[done..], &mut out[done..]);
+    match lo {
+        None => filter_row_u32(src, filt, out),
+        Some(lo) => filter_row_split(&lo[done..], src, filt, out),
+    }
 }
 
 /// `floor(x)` for `|x| < 2^51` (garbage beyond, never NaN for finite `x`).
@@ -181,7 +317,7 @@ fn floor<I: Isa>(x: f64) -> f64 {
 fn block_stats<I: Isa>(
     [s1, s2, s12]: [&[i32]; 3],
     index: &mut [[u64; BLOCK]; 3],
-    table: &Log2Table,
+    table: &Log2Steps,
     gain_limit: f64,
 ) -> VifSums {
     let n = s1.len().min(BLOCK);
@@ -225,7 +361,10 @@ fn block_stats<I: Isa>(
     }
     let mut den_log = exp_den;
     let mut num_log = exp_num;
-    let look = |i: u64| i64::from(table[(i & 0xffff) as usize]);
+    let look = |i: u64| {
+        let i = (i & 0xffff) as usize;
+        i64::from(log2_step_lookup(table[i >> 4], (i & 15) as u32))
+    };
     for j in 0..n {
         den_log += look(idx_d[j]);
         num_log += look(idx_2[j]) - look(idx_1[j]);
@@ -294,8 +433,9 @@ struct Scratch {
 /// The second moments (`u32`) are split into their low and high 16 bits, so that the
 /// horizontal pass can sum each half in `u32` (see [`filter_row_split`]).
 struct Moments {
-    mu1: Vec<u32>,
-    mu2: Vec<u32>,
+    /// `mu` after the vertical shift always fits 16 bits.
+    mu1: Vec<u16>,
+    mu2: Vec<u16>,
     /// `xx`, `yy`, `xy`: low halves, then high halves.
     sq: [[Vec<u16>; 2]; 3],
     scratch: Box<Scratch>,
@@ -330,8 +470,9 @@ impl Moments {
 /// Vertical pass of scale 0 for 8-bit pictures: every sum fits `u32` and libvmaf keeps the
 /// second moments unshifted. Taps outermost over blocks of columns, so that every loop streams
 /// a few rows and vectorises.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
-fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
+fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
     let w = r.w;
     let rr = r.taps::<17>(i);
     let dr = d.taps::<17>(i);
@@ -339,7 +480,37 @@ fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
     // Everything below fits u32 (sums of at most 65536 * 255^2); wrapping operations keep
     // overflow checks out of the loops in debug builds.
     let mac = |acc: u32, c: u32, v: u32| acc.wrapping_add(c.wrapping_mul(v));
+    let chunk = vector_chunk::<I>();
     let mut c0 = 0;
+    #[cfg(target_arch = "x86_64")]
+    if chunk > 0 {
+        c0 = w - w % chunk;
+        let o = PAD..PAD + c0;
+        let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
+        let out = vif_x86::VerticalOut {
+            mu1: &mut m.mu1[o.clone()],
+            mu2: &mut m.mu2[o.clone()],
+            sq: [
+                (&mut xl[o.clone()], &mut xh[o.clone()]),
+                (&mut yl[o.clone()], &mut yh[o.clone()]),
+                (&mut zl[o.clone()], &mut zh[o.clone()]),
+            ],
+        };
+        match I::LEVEL {
+            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); every row and
+            // output holds `c0` samples, a multiple of 16.
+            SimdLevel::Avx2 => unsafe { vif_x86::vertical_8_avx2(&rr, &dr, &FILTER_0, out, c0) },
+            // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
+            SimdLevel::Avx512 => unsafe {
+                vif_x86::vertical_8_avx512(&rr, &dr, &FILTER_0, out, c0)
+            },
+            // SAFETY: as above, inside `extract_avx512vnni`.
+            SimdLevel::Avx512Vnni => unsafe {
+                vif_x86::vertical_8_avx512vnni(&rr, &dr, &FILTER_0, out, c0)
+            },
+            SimdLevel::Scalar => unreachable!(),
+        }
+    }
     while c0 < w {
         let n = BLOCK.min(w - c0);
         let cols = c0..c0 + n;
@@ -375,7 +546,7 @@ fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
         let o = PAD + c0..PAD + c0 + n;
         for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
             for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
-                *d = (v + 128) >> 8;
+                *d = ((v + 128) >> 8) as u16;
             }
         }
         for ([lo, hi], src) in m.sq.iter_mut().zip([&*axx, &*ayy, &*axy]) {
@@ -390,10 +561,11 @@ fn vertical_moments_8(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
 /// `sh_mu`; the second moments, `(sum(c x²) + round) >> sh_sq` of a `u64` sum in libvmaf, are
 /// summed as 16-bit halves of `x²` in `u32` lanes (as in [`filter_row_split`]), both with
 /// rounding.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
-fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
-    r: Img<T>,
-    d: Img<T>,
+fn vertical_moments_wide<I: Isa, const N: usize>(
+    r: Img<u16>,
+    d: Img<u16>,
     i: usize,
     filt: &[u16; N],
     (sh_mu, sh_sq): (u32, u32),
@@ -404,12 +576,48 @@ fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
     let rr = r.taps::<N>(i);
     let dr = d.taps::<N>(i);
     let rnd_mu = 1u32 << (sh_mu - 1);
-    debug_assert!((1..=16).contains(&sh_sq));
+    assert!((1..=16).contains(&sh_sq) && (1..=16).contains(&sh_mu));
     let rnd_sq = 1u32 << (sh_sq - 1);
     let f = filt.map(u32::from);
     let mac = |acc: u32, c: u32, v: u32| acc.wrapping_add(c.wrapping_mul(v));
     let (lo, hi) = (|v: u32| v & 0xffff, |v: u32| v >> 16);
+    let chunk = vector_chunk::<I>();
     let mut c0 = 0;
+    #[cfg(target_arch = "x86_64")]
+    if chunk > 0 && vif_x86::taps_fit(filt) {
+        c0 = w - w % chunk;
+        let o = PAD..PAD + c0;
+        let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
+        let out = vif_x86::VerticalOut {
+            mu1: &mut m.mu1[o.clone()],
+            mu2: &mut m.mu2[o.clone()],
+            sq: [
+                (&mut xl[o.clone()], &mut xh[o.clone()]),
+                (&mut yl[o.clone()], &mut yh[o.clone()]),
+                (&mut zl[o.clone()], &mut zh[o.clone()]),
+            ],
+        };
+        let shifts = vif_x86::WideShifts {
+            mu: sh_mu,
+            sq: sh_sq,
+        };
+        match I::LEVEL {
+            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); shifts asserted
+            // above; every row and output holds `c0` samples, a multiple of 16.
+            SimdLevel::Avx2 => unsafe {
+                vif_x86::vertical_wide_avx2(&rr, &dr, filt, shifts, out, c0)
+            },
+            // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
+            SimdLevel::Avx512 => unsafe {
+                vif_x86::vertical_wide_avx512(&rr, &dr, filt, shifts, out, c0)
+            },
+            // SAFETY: as above, inside `extract_avx512vnni`.
+            SimdLevel::Avx512Vnni => unsafe {
+                vif_x86::vertical_wide_avx512vnni(&rr, &dr, filt, shifts, out, c0)
+            },
+            SimdLevel::Scalar => unreachable!(),
+        }
+    }
     while c0 < w {
         let n = BLOCK.min(w - c0);
         let cols = c0..c0 + n;
@@ -457,7 +665,7 @@ fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
         let o = PAD + c0..PAD + c0 + n;
         for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
             for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
-                *d = v.wrapping_add(rnd_mu) >> sh_mu;
+                *d = (v.wrapping_add(rnd_mu) >> sh_mu) as u16;
             }
         }
         // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh); libvmaf keeps
@@ -480,14 +688,19 @@ fn vertical_moments_wide<T: Copy + Into<u32>, const N: usize>(
 /// Horizontal `N`-tap filter of a `u32` row (`src` starts `N / 2` before the first output),
 /// symmetric taps added first; wrapping `u32` sums like libvmaf's (the results fit).
 #[inline(always)]
-fn filter_row_u32<const N: usize>(src: &[u32], filt: &[u16; N], out: &mut [u32]) {
+fn filter_row_u32<T: Copy + Into<u32>, const N: usize>(
+    src: &[T],
+    filt: &[u16; N],
+    out: &mut [u32],
+) {
     let half = N / 2;
     let f = filt.map(u32::from);
     // Exactly one window per output: no bounds checks, no scalar epilogue.
     for (o, win) in out.iter_mut().zip(src.windows(N)) {
-        let mut a = f[half].wrapping_mul(win[half]);
+        let mut a = f[half].wrapping_mul(win[half].into());
         for k in 0..half {
-            a = a.wrapping_add(f[k].wrapping_mul(win[k].wrapping_add(win[N - 1 - k])));
+            let pair = win[k].into().wrapping_add(win[N - 1 - k].into());
+            a = a.wrapping_add(f[k].wrapping_mul(pair));
         }
         *o = a;
     }
@@ -528,12 +741,13 @@ fn filter_row_split<const N: usize>(lo: &[u16], hi: &[u16], filt: &[u16; N], out
 }
 
 /// Horizontal pass over one row of moments and the per-pixel statistic.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
 #[inline(always)]
 fn horizontal_stats<I: Isa, const N: usize>(
     m: &mut Moments,
     w: usize,
     filt: &[u16; N],
-    table: &Log2Table,
+    table: &Log2Steps,
     gain_limit: f64,
     acc: &mut VifSums,
 ) {
@@ -558,14 +772,52 @@ fn horizontal_stats<I: Isa, const N: usize>(
         let [mu1, mu2, xx, yy, xy] = &mut *filtered;
         let (mu1, mu2) = (&mut mu1[..n], &mut mu2[..n]);
         let (xx, yy, xy) = (&mut xx[..n], &mut yy[..n], &mut xy[..n]);
-        filter_row_u32(&m_mu1[src.clone()], filt, mu1);
-        filter_row_u32(&m_mu2[src.clone()], filt, mu2);
+        filter_row::<I, N>(&m_mu1[src.clone()], None, filt, mu1);
+        filter_row::<I, N>(&m_mu2[src.clone()], None, filt, mu2);
         for ([lo, hi], out) in m_sq.iter().zip([&mut *xx, &mut *yy, &mut *xy]) {
-            filter_row_split(&lo[src.clone()], &hi[src.clone()], filt, out);
+            filter_row::<I, N>(&hi[src.clone()], Some(&lo[src.clone()]), filt, out);
+        }
+        // The explicit kernels take whole vectors of pixels, the portable loops the rest.
+        let mut start = 0;
+        #[cfg(target_arch = "x86_64")]
+        if I::LEVEL != SimdLevel::Scalar {
+            let f = [&mu1[..], &mu2[..], &xx[..], &yy[..], &xy[..]];
+            let params = vif_x86::StatParams {
+                steps: table,
+                gain_limit,
+                eps: EPS,
+                nsq: SIGMA_NSQ,
+            };
+            let sums = match I::LEVEL {
+                SimdLevel::Avx2 => {
+                    start = n - n % 4;
+                    // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); every
+                    // slice holds n >= start values.
+                    unsafe { vif_x86::stats_avx2(f, start, &params) }
+                }
+                SimdLevel::Avx512 | SimdLevel::Avx512Vnni => {
+                    start = n - n % 8;
+                    // SAFETY: as above, inside `extract_avx512` or `extract_avx512vnni`.
+                    unsafe { vif_x86::stats_avx512(f, start, &params) }
+                }
+                SimdLevel::Scalar => unreachable!(),
+            };
+            acc.merge(&VifSums {
+                num_log: sums[0],
+                den_log: sums[1],
+                num_non_log: sums[2],
+                den_non_log: sums[3],
+            });
         }
         let [s1, s2, s12] = &mut *sigma;
-        let (s1, s2, s12) = (&mut s1[..n], &mut s2[..n], &mut s12[..n]);
-        for j in 0..n {
+        let (s1, s2, s12) = (
+            &mut s1[..n - start],
+            &mut s2[..n - start],
+            &mut s12[..n - start],
+        );
+        let (mu1, mu2) = (&mu1[start..], &mu2[start..]);
+        let (xx, yy, xy) = (&xx[start..], &yy[start..], &xy[start..]);
+        for j in 0..n - start {
             let (m1, m2) = (u64::from(mu1[j]), u64::from(mu2[j]));
             let mu1_sq = ((m1 * m1 + (1 << 31)) >> 32) as u32;
             let mu2_sq = ((m2 * m2 + (1 << 31)) >> 32) as u32;
@@ -584,11 +836,11 @@ fn horizontal_stats<I: Isa, const N: usize>(
 /// then drops the odd ones; here only the even rows are blurred). `sh_v` is the shift after the
 /// vertical pass (the bit depth at scale 0, 16 above).
 #[inline(always)]
-fn decimate<T: Copy + Into<u32>, const N: usize>(
+fn decimate<I: Isa, T: Copy + Into<u32>, const N: usize>(
     src: [Img<T>; 2],
     filt: &[u16; N],
     sh_v: u32,
-    conv: &mut [u32],
+    conv: &mut [u16],
     acc: &mut [u32; BLOCK],
     out: [&mut [u16]; 2],
 ) {
@@ -611,23 +863,40 @@ fn decimate<T: Copy + Into<u32>, const N: usize>(
                         acc[j] = acc[j].wrapping_add(f[k].wrapping_mul(x[j].into()));
                     }
                 }
+                // At most 16 bits: the filter sums to 2^16 and the shift is the sample depth
+                // (scale 0) or 16.
                 for (o, &a) in conv[PAD + c0..PAD + c0 + n].iter_mut().zip(acc.iter()) {
-                    *o = a.wrapping_add(rnd_v) >> sh_v;
+                    *o = (a.wrapping_add(rnd_v) >> sh_v) as u16;
                 }
                 c0 += n;
             }
             mirror_pad(conv, w, half);
             // Horizontal pass over every column (vectorises), then keep the even ones.
             let out = &mut out[oi * ow..oi * ow + ow];
+            // The explicit kernels leave each block of `chunk` outputs as its even outputs,
+            // then its odd ones (see `vif_x86`); the portable loops in column order.
+            let chunk = if vif_x86_taps_fit(filt) {
+                vector_chunk::<I>()
+            } else {
+                0
+            };
+            let keep = |a: u32| (a.wrapping_add(32768) >> 16) as u16;
             let mut c0 = 0;
             while c0 < w {
                 let n = BLOCK.min(w - c0);
                 let acc = &mut acc[..n];
-                filter_row_u32(&conv[PAD + c0 - half..PAD + c0 + n + half], filt, acc);
-                // BLOCK is even, so even `j` are even columns; a last odd column is never kept.
+                filter_row::<I, N>(&conv[PAD + c0 - half..PAD + c0 + n + half], None, filt, acc);
+                let done = if chunk > 0 { n - n % chunk } else { 0 };
+                // BLOCK is a multiple of every chunk, so local and global column parity agree;
+                // a last odd column is never kept.
                 let out = &mut out[c0 / 2..c0 / 2 + n / 2];
-                for (o, pair) in out.iter_mut().zip(acc.chunks_exact(2)) {
-                    *o = (pair[0].wrapping_add(32768) >> 16) as u16;
+                for q in (0..done).step_by(chunk.max(1)) {
+                    for (o, &a) in out[q / 2..q / 2 + chunk / 2].iter_mut().zip(&acc[q..]) {
+                        *o = keep(a);
+                    }
+                }
+                for (o, pair) in out[done / 2..].iter_mut().zip(acc[done..].chunks_exact(2)) {
+                    *o = keep(pair[0]);
                 }
                 c0 += n;
             }
@@ -668,17 +937,17 @@ fn img<'a, T>(p: &Plane, data: &'a [T]) -> Img<'a, T> {
 
 /// VIF of one scale in the general case (see [`vertical_moments_wide`]).
 #[inline(always)]
-fn scale_stats_wide<I: Isa, T: Copy + Into<u32>, const N: usize>(
-    [r, d]: [Img<T>; 2],
+fn scale_stats_wide<I: Isa, const N: usize>(
+    [r, d]: [Img<u16>; 2],
     filt: &[u16; N],
     shifts: (u32, u32),
     moments: &mut Moments,
-    table: &Log2Table,
+    table: &Log2Steps,
     gain_limit: f64,
 ) -> VifSums {
     let mut acc = VifSums::default();
     for i in 0..r.h {
-        vertical_moments_wide(r, d, i, filt, shifts, moments);
+        vertical_moments_wide::<I, N>(r, d, i, filt, shifts, moments);
         horizontal_stats::<I, N>(moments, r.w, filt, table, gain_limit, &mut acc);
     }
     acc
@@ -690,11 +959,12 @@ pub struct VifExtractor {
     height: usize,
     bpc: u32,
     gain_limit: f64,
-    table: &'static Log2Table,
+    table: &'static Log2Steps,
     /// Scales 1..=3.
     levels: [Level; 3],
     moments: Moments,
-    conv: Vec<u32>,
+    conv: Vec<u16>,
+    simd: SimdLevel,
 }
 
 impl VifExtractor {
@@ -728,24 +998,41 @@ impl VifExtractor {
             height,
             bpc,
             gain_limit: enhn_gain_limit,
-            table: log2_table(),
+            table: log2_steps(),
             levels,
             moments: Moments::new(width),
             conv: vec![0; width + 2 * PAD],
+            simd: SimdLevel::selected(),
         }
+    }
+
+    /// The instruction-set level [`extract`](Self::extract) runs with.
+    pub fn simd_level(&self) -> SimdLevel {
+        self.simd
+    }
+
+    /// Makes [`extract`](Self::extract) run with `level`, or the best level below it that the
+    /// CPU supports; returns the level now in use. Every level gives identical scores.
+    pub fn set_simd_level(&mut self, level: SimdLevel) -> SimdLevel {
+        self.simd = level.capped();
+        self.simd
     }
 
     /// Scores one reference/distorted pair (same size and depth as given to `new`).
     pub fn extract(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: `extract_avx2` only requires AVX2 beyond the baseline target, and the
-                // running CPU supports it (checked just above).
-                return unsafe { self.extract_avx2(reference, distorted) };
-            }
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `simd` is only ever a level the running CPU supports (`capped`,
+            // `selected`), and `extract_avx2` needs nothing beyond AVX2.
+            SimdLevel::Avx2 => unsafe { self.extract_avx2(reference, distorted) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
+            SimdLevel::Avx512 => unsafe { self.extract_avx512(reference, distorted) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, for AVX-512 F/BW/DQ/VL and VNNI.
+            SimdLevel::Avx512Vnni => unsafe { self.extract_avx512vnni(reference, distorted) },
+            _ => self.extract_impl::<Portable>(reference, distorted),
         }
-        self.extract_impl::<Portable>(reference, distorted)
     }
 
     /// Same as [`extract`](Self::extract) but always with the baseline code path (no runtime
@@ -760,6 +1047,20 @@ impl VifExtractor {
     #[target_feature(enable = "avx2")]
     fn extract_avx2(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
         self.extract_impl::<Avx2>(reference, distorted)
+    }
+
+    /// The whole pipeline compiled with AVX-512 enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+    fn extract_avx512(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        self.extract_impl::<Avx512>(reference, distorted)
+    }
+
+    /// The whole pipeline compiled with AVX-512 and VNNI enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")]
+    fn extract_avx512vnni(&mut self, reference: &Plane, distorted: &Plane) -> VifScores {
+        self.extract_impl::<Avx512Vnni>(reference, distorted)
     }
 
     #[inline(always)]
@@ -781,12 +1082,12 @@ impl VifExtractor {
             (Samples::U8(r), Samples::U8(d)) if self.bpc == 8 => {
                 let (r, d) = (img(reference, r), img(distorted, d));
                 sums[0] = self.scale0_8::<I>(r, d);
-                self.decimate_scale0([r, d]);
+                self.decimate_scale0::<I, _>([r, d]);
             }
             (Samples::U16(r), Samples::U16(d)) if self.bpc > 8 => {
                 let src = [img(reference, r), img(distorted, d)];
                 let shifts = (self.bpc, 2 * (self.bpc - 8));
-                sums[0] = scale_stats_wide::<I, _, 17>(
+                sums[0] = scale_stats_wide::<I, 17>(
                     src,
                     &FILTER_0,
                     shifts,
@@ -794,7 +1095,7 @@ impl VifExtractor {
                     self.table,
                     self.gain_limit,
                 );
-                self.decimate_scale0(src);
+                self.decimate_scale0::<I, _>(src);
             }
             _ => panic!(
                 "VIF: sample storage does not match the {}-bit depth",
@@ -803,9 +1104,9 @@ impl VifExtractor {
         }
         let (moments, table, gain) = (&mut self.moments, self.table, self.gain_limit);
         let [l1, l2, l3] = &mut self.levels;
-        sums[1] = scale_stats_wide::<I, _, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
+        sums[1] = scale_stats_wide::<I, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
-        decimate(
+        decimate::<I, _, 5>(
             l1.imgs(),
             &FILTER_2,
             16,
@@ -813,9 +1114,9 @@ impl VifExtractor {
             acc,
             [&mut l2.r, &mut l2.d],
         );
-        sums[2] = scale_stats_wide::<I, _, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
+        sums[2] = scale_stats_wide::<I, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
-        decimate(
+        decimate::<I, _, 3>(
             l2.imgs(),
             &FILTER_3,
             16,
@@ -823,7 +1124,7 @@ impl VifExtractor {
             acc,
             [&mut l3.r, &mut l3.d],
         );
-        sums[3] = scale_stats_wide::<I, _, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
+        sums[3] = scale_stats_wide::<I, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
         scores_from_sums(&sums)
     }
 
@@ -831,7 +1132,7 @@ impl VifExtractor {
     fn scale0_8<I: Isa>(&mut self, r: Img<u8>, d: Img<u8>) -> VifSums {
         let mut acc = VifSums::default();
         for i in 0..r.h {
-            vertical_moments_8(r, d, i, &mut self.moments);
+            vertical_moments_8::<I>(r, d, i, &mut self.moments);
             horizontal_stats::<I, 17>(
                 &mut self.moments,
                 r.w,
@@ -845,9 +1146,9 @@ impl VifExtractor {
     }
 
     #[inline(always)]
-    fn decimate_scale0<T: Copy + Into<u32>>(&mut self, src: [Img<T>; 2]) {
+    fn decimate_scale0<I: Isa, T: Copy + Into<u32>>(&mut self, src: [Img<T>; 2]) {
         let next = &mut self.levels[0];
-        decimate(
+        decimate::<I, T, 9>(
             src,
             &FILTER_1,
             self.bpc,
@@ -960,14 +1261,26 @@ mod tests {
                     scalar_statistic(&mut want, table, gain, s1[j], s2[j], s12[j]);
                 }
                 let sig = [&s1[..n], &s2[..n], &s12[..n]];
-                let got = block_stats::<Portable>(sig, &mut idx, table, gain);
+                let got = block_stats::<Portable>(sig, &mut idx, log2_steps(), gain);
                 assert_eq!(got, want, "round {round} gain {gain}");
                 #[cfg(target_arch = "x86_64")]
                 {
-                    let got = block_stats::<Avx2>(sig, &mut idx, table, gain);
+                    let got = block_stats::<Avx2>(sig, &mut idx, log2_steps(), gain);
                     assert_eq!(got, want, "round {round} gain {gain} (roundpd)");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn log2_steps_reproduce_the_table() {
+        let (t, s) = (log2_table(), log2_steps());
+        for (i, &v) in t.iter().enumerate() {
+            assert_eq!(
+                log2_step_lookup(s[i >> 4], (i & 15) as u32),
+                u32::from(v),
+                "{i}"
+            );
         }
     }
 

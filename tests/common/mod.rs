@@ -97,3 +97,21 @@ pub fn load_output(path: &Path) -> serde_json::Value {
 pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// A clock for timing tests on a shared machine: this thread's time on a CPU
+/// (`/proc/thread-self/schedstat`, nanoseconds) where Linux provides it, so that other load
+/// does not count; wall time otherwise. Returns seconds since an arbitrary origin.
+#[allow(dead_code)]
+pub fn thread_seconds() -> f64 {
+    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let on_cpu = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok());
+    match on_cpu {
+        Some(ns) => ns as f64 * 1e-9,
+        None => ORIGIN
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_secs_f64(),
+    }
+}

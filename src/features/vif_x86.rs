@@ -1,0 +1,771 @@
+//! x86 vector kernels of VIF's separable filters (AVX2 and AVX-512), bit-exact with the
+//! portable loops of `vif.rs`.
+//!
+//! Both filters multiply 16-bit samples by 16-bit taps with `pmaddwd`, which multiplies
+//! *signed* pairs and adds them. Samples of up to 16 bits are biased into `i16` (`x - 32768`,
+//! an xor of the top bit); every filter's taps sum to 65536, so the biased sum is the true sum
+//! minus `2^31`, modulo `2^32`, and adding `2^31` back gives libvmaf's wrapping `u32` sum. The
+//! kernels only take filters whose taps are all below `2^15` (scales 0..2; scale 3's centre
+//! tap is 43728 and stays on the portable code).
+//!
+//! Horizontal outputs come in a fixed permutation per block (`pmaddwd` pairs neighbouring
+//! samples, so one register holds the even outputs and another the odd ones): the statistic
+//! that consumes them only sums over pixels, so the order is irrelevant, as long as every
+//! quantity of a pixel uses the same one (they all go through the same kernel).
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// The largest tap the `pmaddwd` kernels accept.
+pub(super) const MAX_TAP: u16 = i16::MAX as u16;
+
+/// Whether a filter suits the kernels (odd length, every tap below `2^15`).
+pub(super) fn taps_fit<const N: usize>(filt: &[u16; N]) -> bool {
+    N % 2 == 1 && N <= 17 && filt.iter().all(|&c| c <= MAX_TAP)
+}
+
+/// Tap pairs `(lo, hi)` packed as `lo | hi << 16` for `pmaddwd`: even outputs take
+/// `(f[2i], f[2i + 1])`, odd outputs `(f[2i - 1], f[2i])` (missing taps 0), both applied to
+/// the samples at `2i, 2i + 1` from the block start.
+fn tap_pairs<const N: usize>(filt: &[u16; N]) -> ([i32; 9], [i32; 9]) {
+    let at = |k: isize| -> u32 {
+        if k < 0 || k as usize >= N {
+            0
+        } else {
+            u32::from(filt[k as usize])
+        }
+    };
+    let mut even = [0i32; 9];
+    let mut odd = [0i32; 9];
+    for i in 0..N.div_ceil(2) {
+        let k = 2 * i as isize;
+        even[i] = (at(k) | at(k + 1) << 16) as i32;
+        odd[i] = (at(k - 1) | at(k) << 16) as i32;
+    }
+    (even, odd)
+}
+
+/// `out[j] = sum_k filt[k] * src[j + k]` (wrapping `u32`) for `j < n`, `n` a multiple of 16,
+/// each block of 16 outputs stored as its 8 even outputs, then its 8 odd ones. With `lo`, the
+/// output is instead `sum(hi) + ((sum(lo) + 32768) >> 16)` with `src` the high halves (see
+/// `filter_row_split`).
+///
+/// # Safety
+/// The CPU must support AVX2; `taps_fit(filt)`; `src` and `lo` (if any) hold at least
+/// `n + N - 1` samples and `out` at least `n`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn hfilter_avx2<const N: usize>(
+    src: &[u16],
+    lo: Option<&[u16]>,
+    filt: &[u16; N],
+    out: &mut [u32],
+    n: usize,
+) {
+    debug_assert!(taps_fit(filt) && n.is_multiple_of(16) && out.len() >= n);
+    debug_assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() + 1 >= n + N));
+    let (even, odd) = tap_pairs(filt);
+    let pairs = N.div_ceil(2);
+    let bias = _mm256_set1_epi16(i16::MIN);
+    let unbias = _mm256_set1_epi32(i32::MIN);
+    let round = _mm256_set1_epi32(32768);
+    // One biased row filtered into (even, odd) outputs of the block at `j0`.
+    let filter = |p: *const u16, j0: usize| {
+        let mut e = unbias;
+        let mut o = unbias;
+        for i in 0..pairs {
+            // SAFETY: reads samples j0 + 2i ..= j0 + 2i + 15 <= j0 + N + 14 < n + N - 1.
+            let x = unsafe { _mm256_loadu_si256(p.add(j0 + 2 * i).cast()) };
+            let x = _mm256_xor_si256(x, bias);
+            e = _mm256_add_epi32(e, _mm256_madd_epi16(x, _mm256_set1_epi32(even[i])));
+            o = _mm256_add_epi32(o, _mm256_madd_epi16(x, _mm256_set1_epi32(odd[i])));
+        }
+        (e, o)
+    };
+    let dst = out.as_mut_ptr();
+    for j0 in (0..n).step_by(16) {
+        let (mut e, mut o) = filter(src.as_ptr(), j0);
+        if let Some(lo) = lo {
+            let (le, lodd) = filter(lo.as_ptr(), j0);
+            e = _mm256_add_epi32(e, _mm256_srli_epi32(_mm256_add_epi32(le, round), 16));
+            o = _mm256_add_epi32(o, _mm256_srli_epi32(_mm256_add_epi32(lodd, round), 16));
+        }
+        // SAFETY: j0 + 16 <= n <= out.len().
+        unsafe {
+            _mm256_storeu_si256(dst.add(j0).cast(), e);
+            _mm256_storeu_si256(dst.add(j0 + 8).cast(), o);
+        }
+    }
+}
+
+/// Outputs of the 8-bit scale-0 vertical pass for columns `0..n`: `mu` rounded and shifted
+/// by 8, second moments split into 16-bit halves.
+pub(super) struct VerticalOut<'a> {
+    pub mu1: &'a mut [u16],
+    pub mu2: &'a mut [u16],
+    /// `xx`, `yy`, `xy`: (low halves, high halves).
+    pub sq: [(&'a mut [u16], &'a mut [u16]); 3],
+}
+
+/// The 17-tap vertical pass of 8-bit scale 0 (`vertical_moments_8`) over columns `0..n`, `n`
+/// a multiple of 16, natural column order. `rows[k]`/`drows[k]`: reference/distorted row of
+/// tap `k`. Symmetric taps are paired in one `pmaddwd` (`c * (top + bottom)`); squares and
+/// products of 8-bit samples fit `u16` and are biased as in the module docs.
+///
+/// # Safety
+/// The CPU must support AVX2; every row holds at least `n` samples, every output at least `n`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn vertical_8_avx2(
+    rows: &[&[u8]; 17],
+    drows: &[&[u8]; 17],
+    filt: &[u16; 17],
+    out: VerticalOut<'_>,
+    n: usize,
+) {
+    debug_assert!(n.is_multiple_of(16) && rows.iter().chain(drows).all(|r| r.len() >= n));
+    let bias = _mm256_set1_epi16(i16::MIN);
+    let unbias = _mm256_set1_epi32(i32::MIN);
+    let VerticalOut { mu1, mu2, sq } = out;
+    let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+    debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+        .iter()
+        .all(|o| o.len() >= n));
+    for j0 in (0..n).step_by(16) {
+        // Accumulators, [low 4 + high 4 pixels of each 128-bit half] as `unpack` leaves them.
+        let mut acc = [[_mm256_setzero_si256(); 2]; 2];
+        let mut sq_acc = [[unbias; 2]; 3];
+        for (k, &c) in filt.iter().enumerate().take(9) {
+            let (t, b) = (k, 16 - k);
+            let c = u32::from(c);
+            // The centre row is paired with itself and a zero tap.
+            let coef = _mm256_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+            // SAFETY: 16 samples from j0 < n - 15 of rows at least n long.
+            let load = |r: &[u8]| unsafe {
+                _mm256_cvtepu8_epi16(_mm_loadu_si128(r.as_ptr().add(j0).cast()))
+            };
+            let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+            let px = [_mm256_unpacklo_epi16(xt, xb), _mm256_unpackhi_epi16(xt, xb)];
+            let py = [_mm256_unpacklo_epi16(yt, yb), _mm256_unpackhi_epi16(yt, yb)];
+            for h in 0..2 {
+                let (x, y) = (px[h], py[h]);
+                acc[0][h] = _mm256_add_epi32(acc[0][h], _mm256_madd_epi16(x, coef));
+                acc[1][h] = _mm256_add_epi32(acc[1][h], _mm256_madd_epi16(y, coef));
+                let prods = [
+                    _mm256_mullo_epi16(x, x),
+                    _mm256_mullo_epi16(y, y),
+                    _mm256_mullo_epi16(x, y),
+                ];
+                for (a, p) in sq_acc.iter_mut().zip(prods) {
+                    let p = _mm256_xor_si256(p, bias);
+                    a[h] = _mm256_add_epi32(a[h], _mm256_madd_epi16(p, coef));
+                }
+            }
+        }
+        // `packus` of the (low, high) unpack halves restores the column order.
+        let store = |dst: &mut [u16], lo: __m256i, hi: __m256i| {
+            let v = _mm256_packus_epi32(lo, hi);
+            // SAFETY: j0 + 16 <= n <= dst.len().
+            unsafe { _mm256_storeu_si256(dst.as_mut_ptr().add(j0).cast(), v) };
+        };
+        let rnd = _mm256_set1_epi32(128);
+        let mu = |a: __m256i| _mm256_srli_epi32(_mm256_add_epi32(a, rnd), 8);
+        store(mu1, mu(acc[0][0]), mu(acc[0][1]));
+        store(mu2, mu(acc[1][0]), mu(acc[1][1]));
+        let low = _mm256_set1_epi32(0xffff);
+        for ((lo, hi), a) in [
+            (&mut *xl, &mut *xh),
+            (&mut *yl, &mut *yh),
+            (&mut *zl, &mut *zh),
+        ]
+        .into_iter()
+        .zip(sq_acc)
+        {
+            // (the accumulators started at 2^31, which undid the bias)
+            let v = a;
+            store(lo, _mm256_and_si256(v[0], low), _mm256_and_si256(v[1], low));
+            store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
+        }
+    }
+}
+
+/// Outputs and shifts of the general vertical pass (`vertical_moments_wide`).
+pub(super) struct WideShifts {
+    /// Shift of `mu` (the bit depth at scale 0, 16 above), with rounding.
+    pub mu: u32,
+    /// Shift of the second moments (1..=16), with rounding.
+    pub sq: u32,
+}
+
+/// The general vertical pass (`vertical_moments_wide`) over columns `0..n` of 16-bit rows,
+/// `n` a multiple of 16, natural column order: `mu` from biased sample pairs, second moments
+/// from the biased 16-bit halves of the squares (`pmullw` / `pmulhuw`), each summed with
+/// `pmaddwd` and shifted like the portable loop.
+///
+/// # Safety
+/// The CPU must support AVX2; `taps_fit(filt)`; `1 <= sq <= 16`, `1 <= mu <= 16`; every row
+/// holds at least `n` samples, every output at least `n`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
+    rows: &[&[u16]; N],
+    drows: &[&[u16]; N],
+    filt: &[u16; N],
+    shifts: WideShifts,
+    out: VerticalOut<'_>,
+    n: usize,
+) {
+    debug_assert!(taps_fit(filt) && n.is_multiple_of(16));
+    debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
+    debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
+    let half = N / 2;
+    let bias = _mm256_set1_epi16(i16::MIN);
+    let unbias = _mm256_set1_epi32(i32::MIN);
+    let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
+    let up = _mm_cvtsi32_si128(16 - sh_sq);
+    let down = _mm_cvtsi32_si128(sh_sq);
+    let rnd_mu = _mm256_set1_epi32(1 << (shifts.mu - 1));
+    let rnd_sq = _mm256_set1_epi32(1 << (sh_sq - 1));
+    let low = _mm256_set1_epi32(0xffff);
+    let VerticalOut { mu1, mu2, sq } = out;
+    let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+    debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+        .iter()
+        .all(|o| o.len() >= n));
+    for j0 in (0..n).step_by(16) {
+        // [mu1, mu2, xx lo, xx hi, yy lo, yy hi, xy lo, xy hi] per unpack half.
+        let mut acc = [[unbias; 8]; 2];
+        for (k, &c) in filt.iter().enumerate().take(half + 1) {
+            let (t, b) = (k, N - 1 - k);
+            let c = u32::from(c);
+            let coef = _mm256_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+            // SAFETY: 16 samples from j0 < n - 15 of rows at least n long.
+            let load = |r: &[u16]| unsafe { _mm256_loadu_si256(r.as_ptr().add(j0).cast()) };
+            let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+            let px = [_mm256_unpacklo_epi16(xt, xb), _mm256_unpackhi_epi16(xt, xb)];
+            let py = [_mm256_unpacklo_epi16(yt, yb), _mm256_unpackhi_epi16(yt, yb)];
+            for h in 0..2 {
+                let (x, y) = (px[h], py[h]);
+                let terms = [
+                    x,
+                    y,
+                    _mm256_mullo_epi16(x, x),
+                    _mm256_mulhi_epu16(x, x),
+                    _mm256_mullo_epi16(y, y),
+                    _mm256_mulhi_epu16(y, y),
+                    _mm256_mullo_epi16(x, y),
+                    _mm256_mulhi_epu16(x, y),
+                ];
+                for (a, v) in acc[h].iter_mut().zip(terms) {
+                    let v = _mm256_xor_si256(v, bias);
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coef));
+                }
+            }
+        }
+        let store = |dst: &mut [u16], lo: __m256i, hi: __m256i| {
+            let v = _mm256_packus_epi32(lo, hi);
+            // SAFETY: j0 + 16 <= n <= dst.len().
+            unsafe { _mm256_storeu_si256(dst.as_mut_ptr().add(j0).cast(), v) };
+        };
+        let mu = |a: __m256i| _mm256_srl_epi32(_mm256_add_epi32(a, rnd_mu), sh_mu);
+        store(mu1, mu(acc[0][0]), mu(acc[1][0]));
+        store(mu2, mu(acc[0][1]), mu(acc[1][1]));
+        // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh), as u32.
+        let moment = |l: __m256i, h: __m256i| {
+            _mm256_add_epi32(
+                _mm256_sll_epi32(h, up),
+                _mm256_srl_epi32(_mm256_add_epi32(l, rnd_sq), down),
+            )
+        };
+        for (q, (lo, hi)) in [
+            (&mut *xl, &mut *xh),
+            (&mut *yl, &mut *yh),
+            (&mut *zl, &mut *zh),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
+            store(lo, _mm256_and_si256(v[0], low), _mm256_and_si256(v[1], low));
+            store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
+        }
+    }
+}
+
+/// Integer sums of the per-pixel statistic over a run of pixels: `[num_log, den_log,
+/// num_non_log, den_non_log]` (libvmaf's accumulators, see `VifSums`).
+pub(super) type StatSums = [i64; 4];
+
+/// Constants of the statistic, shared with `vif.rs`'s `block_stats`.
+pub(super) struct StatParams<'a> {
+    /// `log2_steps()`: 4096 entries.
+    pub steps: &'a [u32; 4096],
+    pub gain_limit: f64,
+    /// `65536e-10`, the guard added to `sigma1_sq` in the gain.
+    pub eps: f64,
+    /// The noise variance 2.0 in Q16 (131072).
+    pub nsq: i32,
+}
+
+/// The filtered moments of `n` pixels (`n` a multiple of 4) turned into `sigma` values and
+/// libvmaf's statistic, exactly as `horizontal_stats` + `block_stats` compute them: `mu²`
+/// from 64-bit products, the gain in `f64` operation by operation (separate multiplies and
+/// adds, `floor` by `roundpd`), logarithms from the exponent bits and the step table
+/// (gathered).
+///
+/// # Safety
+/// The CPU must support AVX2; every slice of `f` holds at least `n` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
+    debug_assert!(n.is_multiple_of(4) && f.iter().all(|s| s.len() >= n));
+    let [mu1, mu2, xx, yy, xy] = f;
+    let zero = _mm256_setzero_si256();
+    let half = _mm256_set1_epi64x(1 << 31);
+    // Gathers the low dwords of four qwords into one xmm.
+    let low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let narrow = |v: __m256i| _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low_dwords));
+    let eps = _mm256_set1_pd(p.eps);
+    let nsq = _mm256_set1_pd(f64::from(p.nsq));
+    let gain = _mm256_set1_pd(p.gain_limit);
+    let zero_pd = _mm256_setzero_pd();
+    let (m8000, mffff) = (_mm256_set1_epi64x(0x8000), _mm256_set1_epi64x(0xffff));
+    let one64 = _mm256_set1_epi64x(1);
+    let bias = _mm256_set1_epi64x(1023 + 32);
+    let steps = p.steps.as_ptr().cast::<i32>();
+    let (m15, mff, mffff32) = (
+        _mm256_set1_epi64x(15),
+        _mm_set1_epi32(0xff),
+        _mm_set1_epi32(0xffff),
+    );
+    let two = _mm_set1_epi32(2);
+    // Table value of masked 16-bit indices (64-bit lanes): base + (o >= p1) + (o >= p2).
+    let look = |idx: __m256i| {
+        // SAFETY: idx <= 0xffff, so idx >> 4 < 4096 entries of `steps`.
+        let e = unsafe { _mm256_i64gather_epi32::<4>(steps, _mm256_srli_epi64(idx, 4)) };
+        let o = narrow(_mm256_and_si256(idx, m15));
+        let base = _mm_and_si128(e, mffff32);
+        let p1 = _mm_and_si128(_mm_srli_epi32(e, 16), mff);
+        let p2 = _mm_srli_epi32(e, 24);
+        let v = _mm_add_epi32(_mm_add_epi32(base, two), _mm_cmpgt_epi32(p1, o));
+        _mm256_cvtepi32_epi64(_mm_add_epi32(v, _mm_cmpgt_epi32(p2, o)))
+    };
+    let index = |bits: __m256i, mask: __m256i| {
+        let i = _mm256_or_si256(_mm256_srli_epi64(bits, 37), m8000);
+        _mm256_and_si256(_mm256_and_si256(i, mffff), mask)
+    };
+    let mut acc = [zero; 4];
+    for j in (0..n).step_by(4) {
+        // SAFETY: j + 4 <= n <= every slice's length.
+        let load =
+            |s: &[u32]| unsafe { _mm256_cvtepu32_epi64(_mm_loadu_si128(s.as_ptr().add(j).cast())) };
+        let (m1, m2) = (load(mu1), load(mu2));
+        let sq = |a: __m256i, b: __m256i| {
+            narrow(_mm256_srli_epi64(
+                _mm256_add_epi64(_mm256_mul_epu32(a, b), half),
+                32,
+            ))
+        };
+        let (m11, m22, m12) = (sq(m1, m1), sq(m2, m2), sq(m1, m2));
+        // SAFETY: as above.
+        let load32 = |s: &[u32]| unsafe { _mm_loadu_si128(s.as_ptr().add(j).cast()) };
+        let s1 = _mm_sub_epi32(load32(xx), m11);
+        let s2 = _mm_max_epi32(_mm_sub_epi32(load32(yy), m22), _mm_setzero_si128());
+        let s12 = _mm_sub_epi32(load32(xy), m12);
+        let is_log = _mm_cmpgt_epi32(s1, _mm_set1_epi32(p.nsq - 1));
+        let is_num = _mm_and_si128(
+            is_log,
+            _mm_and_si128(
+                _mm_cmpgt_epi32(s12, _mm_setzero_si128()),
+                _mm_cmpgt_epi32(s2, _mm_setzero_si128()),
+            ),
+        );
+        let (log_mask, num_mask) = (_mm256_cvtepi32_epi64(is_log), _mm256_cvtepi32_epi64(is_num));
+        let (a, b, c) = (
+            _mm256_cvtepi32_pd(s1),
+            _mm256_cvtepi32_pd(s2),
+            _mm256_cvtepi32_pd(s12),
+        );
+        let g = _mm256_div_pd(c, _mm256_add_pd(a, eps));
+        let t = _mm256_floor_pd(_mm256_sub_pd(b, _mm256_mul_pd(g, c)));
+        let sv = _mm256_max_pd(t, zero_pd);
+        let gl = _mm256_min_pd(g, gain);
+        let n1 = _mm256_add_pd(sv, nsq);
+        let n2 = _mm256_add_pd(_mm256_floor_pd(_mm256_mul_pd(_mm256_mul_pd(gl, gl), a)), n1);
+        let d = _mm256_add_pd(a, nsq);
+        let (bd, b1, b2) = (
+            _mm256_castpd_si256(d),
+            _mm256_castpd_si256(n1),
+            _mm256_castpd_si256(n2),
+        );
+        let exp = |bits: __m256i| _mm256_srli_epi64(bits, 52);
+        let exp_den = _mm256_slli_epi64(_mm256_sub_epi64(exp(bd), bias), 11);
+        let exp_num = _mm256_slli_epi64(_mm256_sub_epi64(exp(b2), exp(b1)), 11);
+        let den = _mm256_add_epi64(exp_den, look(index(bd, log_mask)));
+        let num = _mm256_sub_epi64(
+            _mm256_add_epi64(exp_num, look(index(b2, num_mask))),
+            look(index(b1, num_mask)),
+        );
+        acc[0] = _mm256_add_epi64(acc[0], _mm256_and_si256(num, num_mask));
+        acc[1] = _mm256_add_epi64(acc[1], _mm256_and_si256(den, log_mask));
+        acc[2] = _mm256_add_epi64(
+            acc[2],
+            _mm256_andnot_si256(log_mask, _mm256_cvtepi32_epi64(s2)),
+        );
+        acc[3] = _mm256_add_epi64(acc[3], _mm256_andnot_si256(log_mask, one64));
+    }
+    acc.map(|v| {
+        let mut lanes = [0i64; 4];
+        // SAFETY: 32 bytes into a 32-byte array.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), v) };
+        lanes.iter().sum()
+    })
+}
+
+/// [`stats_avx2`] on 8 pixels at a time, with mask registers; `n` a multiple of 8.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, DQ and VL; every slice of `f` holds at least `n`
+/// values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
+    debug_assert!(n.is_multiple_of(8) && f.iter().all(|s| s.len() >= n));
+    let [mu1, mu2, xx, yy, xy] = f;
+    let half = _mm512_set1_epi64(1 << 31);
+    let eps = _mm512_set1_pd(p.eps);
+    let nsq = _mm512_set1_pd(f64::from(p.nsq));
+    let gain = _mm512_set1_pd(p.gain_limit);
+    let zero_pd = _mm512_setzero_pd();
+    let (m8000, mffff) = (_mm512_set1_epi64(0x8000), _mm512_set1_epi64(0xffff));
+    let one64 = _mm512_set1_epi64(1);
+    let bias = _mm512_set1_epi64(1023 + 32);
+    let steps = p.steps.as_ptr().cast::<i32>();
+    let (m15, mff, mffff32) = (
+        _mm512_set1_epi64(15),
+        _mm256_set1_epi32(0xff),
+        _mm256_set1_epi32(0xffff),
+    );
+    let two = _mm256_set1_epi32(2);
+    let look = |idx: __m512i| {
+        // SAFETY: idx <= 0xffff, so idx >> 4 < 4096 entries of `steps`.
+        let e = unsafe { _mm512_i64gather_epi32::<4>(_mm512_srli_epi64(idx, 4), steps) };
+        let o = _mm512_cvtepi64_epi32(_mm512_and_si512(idx, m15));
+        let base = _mm256_and_si256(e, mffff32);
+        let p1 = _mm256_and_si256(_mm256_srli_epi32(e, 16), mff);
+        let p2 = _mm256_srli_epi32(e, 24);
+        let v = _mm256_add_epi32(_mm256_add_epi32(base, two), _mm256_cmpgt_epi32(p1, o));
+        _mm512_cvtepi32_epi64(_mm256_add_epi32(v, _mm256_cmpgt_epi32(p2, o)))
+    };
+    let index = |bits: __m512i, mask: __mmask8| {
+        let i = _mm512_or_si512(_mm512_srli_epi64(bits, 37), m8000);
+        _mm512_maskz_and_epi64(mask, i, mffff)
+    };
+    let mut acc = [_mm512_setzero_si512(); 4];
+    for j in (0..n).step_by(8) {
+        // SAFETY: j + 8 <= n <= every slice's length.
+        let load = |s: &[u32]| unsafe { _mm256_loadu_si256(s.as_ptr().add(j).cast()) };
+        let (m1, m2) = (
+            _mm512_cvtepu32_epi64(load(mu1)),
+            _mm512_cvtepu32_epi64(load(mu2)),
+        );
+        let sq = |a: __m512i, b: __m512i| {
+            _mm512_cvtepi64_epi32(_mm512_srli_epi64(
+                _mm512_add_epi64(_mm512_mul_epu32(a, b), half),
+                32,
+            ))
+        };
+        let (m11, m22, m12) = (sq(m1, m1), sq(m2, m2), sq(m1, m2));
+        let s1 = _mm256_sub_epi32(load(xx), m11);
+        let s2 = _mm256_max_epi32(_mm256_sub_epi32(load(yy), m22), _mm256_setzero_si256());
+        let s12 = _mm256_sub_epi32(load(xy), m12);
+        let is_log = _mm256_cmpge_epi32_mask(s1, _mm256_set1_epi32(p.nsq));
+        let is_num = is_log
+            & _mm256_cmpgt_epi32_mask(s12, _mm256_setzero_si256())
+            & _mm256_cmpgt_epi32_mask(s2, _mm256_setzero_si256());
+        let (a, b, c) = (
+            _mm512_cvtepi32_pd(s1),
+            _mm512_cvtepi32_pd(s2),
+            _mm512_cvtepi32_pd(s12),
+        );
+        const FLOOR: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+        let g = _mm512_div_pd(c, _mm512_add_pd(a, eps));
+        let t = _mm512_roundscale_pd::<FLOOR>(_mm512_sub_pd(b, _mm512_mul_pd(g, c)));
+        let sv = _mm512_max_pd(t, zero_pd);
+        let gl = _mm512_min_pd(g, gain);
+        let n1 = _mm512_add_pd(sv, nsq);
+        let n2 = _mm512_add_pd(
+            _mm512_roundscale_pd::<FLOOR>(_mm512_mul_pd(_mm512_mul_pd(gl, gl), a)),
+            n1,
+        );
+        let d = _mm512_add_pd(a, nsq);
+        let (bd, b1, b2) = (
+            _mm512_castpd_si512(d),
+            _mm512_castpd_si512(n1),
+            _mm512_castpd_si512(n2),
+        );
+        let exp = |bits: __m512i| _mm512_srli_epi64(bits, 52);
+        let exp_den = _mm512_slli_epi64(_mm512_sub_epi64(exp(bd), bias), 11);
+        let exp_num = _mm512_slli_epi64(_mm512_sub_epi64(exp(b2), exp(b1)), 11);
+        let den = _mm512_add_epi64(exp_den, look(index(bd, is_log)));
+        let num = _mm512_sub_epi64(
+            _mm512_add_epi64(exp_num, look(index(b2, is_num))),
+            look(index(b1, is_num)),
+        );
+        acc[0] = _mm512_mask_add_epi64(acc[0], is_num, acc[0], num);
+        acc[1] = _mm512_mask_add_epi64(acc[1], is_log, acc[1], den);
+        acc[2] = _mm512_mask_add_epi64(acc[2], !is_log, acc[2], _mm512_cvtepi32_epi64(s2));
+        acc[3] = _mm512_mask_add_epi64(acc[3], !is_log, acc[3], one64);
+    }
+    acc.map(|v| _mm512_reduce_add_epi64(v))
+}
+
+/// The AVX-512 filter kernels, once with `pmaddwd` + `paddd` and once with AVX512-VNNI's
+/// `vpdpwssd` (the same multiply-add in one instruction, no saturation: identical sums).
+macro_rules! avx512_filter_kernels {
+    ($features:literal, $mac:ident, $hfilter:ident, $vertical_8:ident, $vertical_wide:ident) => {
+        /// [`hfilter_avx2`] with 32 outputs per block (16 even, then 16 odd); `n` a multiple of 32.
+        ///
+        /// # Safety
+        /// As [`hfilter_avx2`], with AVX-512 F and BW instead of AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $hfilter<const N: usize>(
+            src: &[u16],
+            lo: Option<&[u16]>,
+            filt: &[u16; N],
+            out: &mut [u32],
+            n: usize,
+        ) {
+            debug_assert!(taps_fit(filt) && n.is_multiple_of(32) && out.len() >= n);
+            debug_assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() + 1 >= n + N));
+            let (even, odd) = tap_pairs(filt);
+            let pairs = N.div_ceil(2);
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let round = _mm512_set1_epi32(32768);
+            let filter = |p: *const u16, j0: usize| {
+                let mut e = unbias;
+                let mut o = unbias;
+                for i in 0..pairs {
+                    // SAFETY: reads samples j0 + 2i ..= j0 + 2i + 31 <= j0 + N + 30 < n + N - 1.
+                    let x = unsafe { _mm512_loadu_si512(p.add(j0 + 2 * i).cast()) };
+                    let x = _mm512_xor_si512(x, bias);
+                    e = $mac!(e, x, _mm512_set1_epi32(even[i]));
+                    o = $mac!(o, x, _mm512_set1_epi32(odd[i]));
+                }
+                (e, o)
+            };
+            let dst = out.as_mut_ptr();
+            for j0 in (0..n).step_by(32) {
+                let (mut e, mut o) = filter(src.as_ptr(), j0);
+                if let Some(lo) = lo {
+                    let (le, lodd) = filter(lo.as_ptr(), j0);
+                    e = _mm512_add_epi32(e, _mm512_srli_epi32(_mm512_add_epi32(le, round), 16));
+                    o = _mm512_add_epi32(o, _mm512_srli_epi32(_mm512_add_epi32(lodd, round), 16));
+                }
+                // SAFETY: j0 + 32 <= n <= out.len().
+                unsafe {
+                    _mm512_storeu_si512(dst.add(j0).cast(), e);
+                    _mm512_storeu_si512(dst.add(j0 + 16).cast(), o);
+                }
+            }
+        }
+
+        /// [`vertical_8_avx2`] on 32 columns at a time; `n` a multiple of 32.
+        ///
+        /// # Safety
+        /// As [`vertical_8_avx2`], with AVX-512 F and BW instead of AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $vertical_8(
+            rows: &[&[u8]; 17],
+            drows: &[&[u8]; 17],
+            filt: &[u16; 17],
+            out: VerticalOut<'_>,
+            n: usize,
+        ) {
+            debug_assert!(n.is_multiple_of(32) && rows.iter().chain(drows).all(|r| r.len() >= n));
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let VerticalOut { mu1, mu2, sq } = out;
+            let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+            debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+                .iter()
+                .all(|o| o.len() >= n));
+            for j0 in (0..n).step_by(32) {
+                let mut acc = [[_mm512_setzero_si512(); 2]; 2];
+                let mut sq_acc = [[unbias; 2]; 3];
+                for (k, &c) in filt.iter().enumerate().take(9) {
+                    let (t, b) = (k, 16 - k);
+                    let c = u32::from(c);
+                    let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+                    // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
+                    let load = |r: &[u8]| unsafe {
+                        _mm512_cvtepu8_epi16(_mm256_loadu_si256(r.as_ptr().add(j0).cast()))
+                    };
+                    let (xt, xb, yt, yb) =
+                        (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+                    let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+                    let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                    for h in 0..2 {
+                        let (x, y) = (px[h], py[h]);
+                        acc[0][h] = $mac!(acc[0][h], x, coef);
+                        acc[1][h] = $mac!(acc[1][h], y, coef);
+                        let prods = [
+                            _mm512_mullo_epi16(x, x),
+                            _mm512_mullo_epi16(y, y),
+                            _mm512_mullo_epi16(x, y),
+                        ];
+                        for (a, p) in sq_acc.iter_mut().zip(prods) {
+                            let p = _mm512_xor_si512(p, bias);
+                            a[h] = $mac!(a[h], p, coef);
+                        }
+                    }
+                }
+                let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
+                    let v = _mm512_packus_epi32(lo, hi);
+                    // SAFETY: j0 + 32 <= n <= dst.len().
+                    unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
+                };
+                let rnd = _mm512_set1_epi32(128);
+                let mu = |a: __m512i| _mm512_srli_epi32(_mm512_add_epi32(a, rnd), 8);
+                store(mu1, mu(acc[0][0]), mu(acc[0][1]));
+                store(mu2, mu(acc[1][0]), mu(acc[1][1]));
+                let low = _mm512_set1_epi32(0xffff);
+                for ((lo, hi), a) in [
+                    (&mut *xl, &mut *xh),
+                    (&mut *yl, &mut *yh),
+                    (&mut *zl, &mut *zh),
+                ]
+                .into_iter()
+                .zip(sq_acc)
+                {
+                    // (the accumulators started at 2^31, which undid the bias)
+                    let v = a;
+                    store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
+                    store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
+                }
+            }
+        }
+
+        /// [`vertical_wide_avx2`] on 32 columns at a time; `n` a multiple of 32.
+        ///
+        /// # Safety
+        /// As [`vertical_wide_avx2`], with AVX-512 F and BW instead of AVX2.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $vertical_wide<const N: usize>(
+            rows: &[&[u16]; N],
+            drows: &[&[u16]; N],
+            filt: &[u16; N],
+            shifts: WideShifts,
+            out: VerticalOut<'_>,
+            n: usize,
+        ) {
+            debug_assert!(taps_fit(filt) && n.is_multiple_of(32));
+            debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
+            debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
+            let half = N / 2;
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
+            let up = _mm_cvtsi32_si128(16 - sh_sq);
+            let down = _mm_cvtsi32_si128(sh_sq);
+            let rnd_mu = _mm512_set1_epi32(1 << (shifts.mu - 1));
+            let rnd_sq = _mm512_set1_epi32(1 << (sh_sq - 1));
+            let low = _mm512_set1_epi32(0xffff);
+            let VerticalOut { mu1, mu2, sq } = out;
+            let [(xl, xh), (yl, yh), (zl, zh)] = sq;
+            debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
+                .iter()
+                .all(|o| o.len() >= n));
+            for j0 in (0..n).step_by(32) {
+                let mut acc = [[unbias; 8]; 2];
+                for (k, &c) in filt.iter().enumerate().take(half + 1) {
+                    let (t, b) = (k, N - 1 - k);
+                    let c = u32::from(c);
+                    let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
+                    // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
+                    let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
+                    let (xt, xb, yt, yb) =
+                        (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+                    let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+                    let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                    for h in 0..2 {
+                        let (x, y) = (px[h], py[h]);
+                        let terms = [
+                            x,
+                            y,
+                            _mm512_mullo_epi16(x, x),
+                            _mm512_mulhi_epu16(x, x),
+                            _mm512_mullo_epi16(y, y),
+                            _mm512_mulhi_epu16(y, y),
+                            _mm512_mullo_epi16(x, y),
+                            _mm512_mulhi_epu16(x, y),
+                        ];
+                        for (a, v) in acc[h].iter_mut().zip(terms) {
+                            let v = _mm512_xor_si512(v, bias);
+                            *a = $mac!(*a, v, coef);
+                        }
+                    }
+                }
+                let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
+                    let v = _mm512_packus_epi32(lo, hi);
+                    // SAFETY: j0 + 32 <= n <= dst.len().
+                    unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
+                };
+                let mu = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd_mu), sh_mu);
+                store(mu1, mu(acc[0][0]), mu(acc[1][0]));
+                store(mu2, mu(acc[0][1]), mu(acc[1][1]));
+                let moment = |l: __m512i, h: __m512i| {
+                    _mm512_add_epi32(
+                        _mm512_sll_epi32(h, up),
+                        _mm512_srl_epi32(_mm512_add_epi32(l, rnd_sq), down),
+                    )
+                };
+                for (q, (lo, hi)) in [
+                    (&mut *xl, &mut *xh),
+                    (&mut *yl, &mut *yh),
+                    (&mut *zl, &mut *zh),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
+                    store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
+                    store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
+                }
+            }
+        }
+    };
+}
+
+/// `acc + pmaddwd(x, c)`, two instructions.
+macro_rules! madd_add_512 {
+    ($acc:expr, $x:expr, $c:expr) => {
+        _mm512_add_epi32($acc, _mm512_madd_epi16($x, $c))
+    };
+}
+
+/// `acc + pmaddwd(x, c)` in one VNNI instruction.
+macro_rules! dpwssd_512 {
+    ($acc:expr, $x:expr, $c:expr) => {
+        _mm512_dpwssd_epi32($acc, $x, $c)
+    };
+}
+
+avx512_filter_kernels!(
+    "avx512f,avx512bw",
+    madd_add_512,
+    hfilter_avx512,
+    vertical_8_avx512,
+    vertical_wide_avx512
+);
+avx512_filter_kernels!(
+    "avx512f,avx512bw,avx512vnni",
+    dpwssd_512,
+    hfilter_avx512vnni,
+    vertical_8_avx512vnni,
+    vertical_wide_avx512vnni
+);
