@@ -36,7 +36,7 @@ fn taps(i: usize, n: usize) -> [usize; 4] {
 /// horizontal pass becomes `out[j] = f0*odd[j] + f1*even[j] + f2*odd[j+1] + f3*even[j+1]`:
 /// `even[m] = row[2m]`, `odd[m] = row[2m-1]` (`m` in `0 ..= out_len`). `odd0` replaces
 /// `row[-1]` (normally `row[1]`).
-#[inline]
+#[inline(always)]
 fn split_phases<T: Copy>(row: &[T], out_len: usize, odd0: T, even: &mut [T], odd: &mut [T]) {
     let n = row.len();
     let even = &mut even[..=out_len];

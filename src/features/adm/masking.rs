@@ -137,7 +137,8 @@ fn cube_exact(k: &BandK, x: i32) -> i64 {
 /// Sum over a row of the cubed masked coefficients, wrapping like libvmaf's `int64_t`.
 ///
 /// Fast path in unsigned 64-bit arithmetic (vectorises with 32x32->64 multiplies): for
-/// `0 <= x < 2^30` the rounded square fits in 31 bits and every term is positive and below
+/// `0 <= x < 2^30` and a square shift of at least 29 (every scale's) the rounded square fits
+/// in 32 bits (so both products are 32x32-bit ones) and every term is positive and below
 /// 2^63, so it is bit-identical to [`cube_exact`]; rows with a larger `x` (impossible for
 /// valid bands at scale 0, kept for exactness) are redone exactly.
 #[inline(always)]
@@ -149,10 +150,10 @@ fn cube_row(k: &BandK, xs: impl Iterator<Item = i32> + Clone) -> i64 {
     for x in xs.clone() {
         max = max.max(x);
         let xu = x as u32 as u64;
-        let sq = (xu * xu + sq_add) >> sq_shift;
+        let sq = ((xu * xu + sq_add) >> sq_shift) as u32 as u64;
         acc = acc.wrapping_add((sq * xu + cub_add) >> cub_shift);
     }
-    if max < (1 << 30) {
+    if max < (1 << 30) && sq_shift >= 29 && sq_add < (1 << 32) {
         acc as i64
     } else {
         xs.fold(0i64, |a, x| a.wrapping_add(cube_exact(k, x)))
@@ -391,7 +392,10 @@ pub(crate) fn den_k(scale: usize, rect: Rect) -> DenK {
 #[inline(always)]
 pub(super) fn den_scale0(bands: [&Band<i16>; 3], rect: Rect) -> [u64; 3] {
     let dk = den_k(0, rect);
-    bands.map(|b| {
+    // A loop rather than `bands.map(closure)`: the closure would be compiled on its own,
+    // without the caller's target features.
+    let mut sums = [0u64; 3];
+    for (sum, b) in sums.iter_mut().zip(bands) {
         let mut acc = 0u64;
         for i in rect.y0..rect.y1 {
             let mut inner = 0u64;
@@ -401,8 +405,9 @@ pub(super) fn den_scale0(bands: [&Band<i16>; 3], rect: Rect) -> [u64; 3] {
             }
             acc = acc.wrapping_add(inner.wrapping_add(dk.row_add) >> dk.row_shift);
         }
-        acc
-    })
+        *sum = acc;
+    }
+    sums
 }
 
 /// Scale-0 denominator from its sums (libvmaf's float conversions).
@@ -423,7 +428,8 @@ pub(super) fn den_scale0_float(sums: [u64; 3], rect: Rect, rf: [f32; 3]) -> f32 
 #[inline(always)]
 pub(super) fn den_s123(scale: usize, bands: [&Band<i32>; 3], rect: Rect) -> [u64; 3] {
     let dk = den_k(scale, rect);
-    bands.map(|b| {
+    let mut sums = [0u64; 3];
+    for (sum, b) in sums.iter_mut().zip(bands) {
         let mut acc = 0u64;
         for i in rect.y0..rect.y1 {
             let mut inner = 0u64;
@@ -435,8 +441,9 @@ pub(super) fn den_s123(scale: usize, bands: [&Band<i32>; 3], rect: Rect) -> [u64
             }
             acc = acc.wrapping_add(inner.wrapping_add(dk.row_add) >> dk.row_shift);
         }
-        acc
-    })
+        *sum = acc;
+    }
+    sums
 }
 
 /// Scales 1..3 denominator from its sums.
