@@ -41,6 +41,7 @@
 
 mod consts;
 mod decouple;
+mod decouple_x86;
 mod dwt;
 mod masking;
 
@@ -178,6 +179,10 @@ trait Coef: Copy + Default + Send + Sync + 'static {
     fn get(self) -> i32;
     /// Store with C's truncating conversion.
     fn wrap(v: i32) -> Self;
+    /// The slice as 16-bit coefficients, if that is what they are.
+    fn as_i16(s: &[Self]) -> Option<&[i16]>;
+    /// The same for an output slice.
+    fn as_i16_mut(s: &mut [Self]) -> Option<&mut [i16]>;
 }
 impl Coef for i16 {
     const NARROW: bool = true;
@@ -189,6 +194,12 @@ impl Coef for i16 {
     fn wrap(v: i32) -> Self {
         v as i16
     }
+    fn as_i16(s: &[Self]) -> Option<&[i16]> {
+        Some(s)
+    }
+    fn as_i16_mut(s: &mut [Self]) -> Option<&mut [i16]> {
+        Some(s)
+    }
 }
 impl Coef for i32 {
     const NARROW: bool = false;
@@ -199,6 +210,12 @@ impl Coef for i32 {
     #[inline(always)]
     fn wrap(v: i32) -> Self {
         v
+    }
+    fn as_i16(_: &[Self]) -> Option<&[i16]> {
+        None
+    }
+    fn as_i16_mut(_: &mut [Self]) -> Option<&mut [i16]> {
+        None
     }
 }
 
@@ -632,6 +649,7 @@ impl AdmExtractor {
             lut: div_lookup(),
             cos_1deg_sq: self.cos_1deg_sq,
             gain_limit: self.gain_limit,
+            simd: self.simd,
         };
         {
             let s = &self.geometry.scales[0];

@@ -3,7 +3,9 @@
 //! enhancement-gain limit applied where the reference and distorted (h, v) vectors point the
 //! same way (within 1 degree).
 
+use super::decouple_x86;
 use super::{Band, Coef, Rect};
+use crate::features::simd::SimdLevel;
 
 /// Per-pixel decoupling constants.
 #[derive(Clone, Copy)]
@@ -11,6 +13,8 @@ pub(super) struct DecoupleParams<'a> {
     pub lut: &'a [i32],
     pub cos_1deg_sq: f64,
     pub gain_limit: f64,
+    /// Which kernels run (every level gives the same results).
+    pub simd: SimdLevel,
 }
 
 /// `k = clamp(t / o, 0, 1)` in Q15, by reciprocal multiplication. Magnitudes of 2^15 and above
@@ -227,6 +231,59 @@ fn restore_narrow_int(o: i32, t: i32, flag: bool, gain: i32) -> i32 {
     }
 }
 
+/// The leading whole vector blocks of a 16-bit, `GAIN_INT` row with the explicit x86 kernel
+/// when the level has one; returns how many columns it did (0 otherwise).
+#[inline(always)]
+fn decouple_row_narrow_x86<E: Coef>(
+    o: [&[E]; 3],
+    t: [&[E]; 3],
+    r: [&mut [E]; 3],
+    a: [&mut [E]; 3],
+    p: &DecoupleParams,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if matches!(p.simd, SimdLevel::Avx512 | SimdLevel::Avx512Vnni) {
+        let [o0, o1, o2] = o;
+        let [t0, t1, t2] = t;
+        let [r0, r1, r2] = r;
+        let [a0, a1, a2] = a;
+        let narrow = (
+            [E::as_i16(o0), E::as_i16(o1), E::as_i16(o2)],
+            [E::as_i16(t0), E::as_i16(t1), E::as_i16(t2)],
+            [E::as_i16_mut(r0), E::as_i16_mut(r1), E::as_i16_mut(r2)],
+            [E::as_i16_mut(a0), E::as_i16_mut(a1), E::as_i16_mut(a2)],
+        );
+        if let (
+            [Some(o0), Some(o1), Some(o2)],
+            [Some(t0), Some(t1), Some(t2)],
+            [Some(r0), Some(r1), Some(r2)],
+            [Some(a0), Some(a1), Some(a2)],
+        ) = narrow
+        {
+            let recip: &decouple_x86::RecipTable = p.lut[32768..]
+                .try_into()
+                .expect("libvmaf's reciprocal table has 65537 entries");
+            let g = p.gain_limit as i32;
+            // SAFETY: `p.simd` is only ever a level the running CPU supports (the extractor
+            // caps it), and this one includes AVX-512 F/BW/DQ/VL.
+            return unsafe {
+                decouple_x86::decouple_row_i16_avx512(
+                    [o0, o1, o2],
+                    [t0, t1, t2],
+                    [r0, r1, r2],
+                    [a0, a1, a2],
+                    recip,
+                    p.cos_1deg_sq,
+                    g,
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (o, t, r, a, p);
+    0
+}
+
 /// Restored value of one band in double precision (exact integer values), branch-free so rows
 /// vectorise. Same results as [`ratio_q15`] + [`restore`]: the reciprocal `floor(2^30 / m)` is
 /// exact in f64 (the quotient is at least 1/m away from an integer); `recip * t` is exact
@@ -281,9 +338,9 @@ fn decouple_row<E: Coef, const GAIN: u8>(
     r: [&mut [E]; 3],
     a: [&mut [E]; 3],
     flags: &[bool],
-    cos_1deg_sq: f64,
-    gain: f64,
+    p: &DecoupleParams,
 ) {
+    let (cos_1deg_sq, gain) = (p.cos_1deg_sq, p.gain_limit);
     let n = o[0].len();
     let [oh, ov, od] = o.map(|s| &s[..n]);
     let [th, tv, td] = t.map(|s| &s[..n]);
@@ -294,7 +351,14 @@ fn decouple_row<E: Coef, const GAIN: u8>(
     let flags = if E::NARROW { &flags[..0] } else { &flags[..n] };
     if E::NARROW && GAIN == GAIN_INT {
         let g = gain as i32;
-        for j in 0..n {
+        let done = decouple_row_narrow_x86(
+            [oh, ov, od],
+            [th, tv, td],
+            [&mut *rh, &mut *rv, &mut *rd],
+            [&mut *ah, &mut *av, &mut *ad],
+            p,
+        );
+        for j in done..n {
             let (ohi, ovi, odi) = (oh[j].get(), ov[j].get(), od[j].get());
             let (thi, tvi, tdi) = (th[j].get(), tv[j].get(), td[j].get());
             // DWT bands are below 27412 in magnitude: these sums fit in i32 and convert to f32
@@ -392,14 +456,14 @@ pub(super) fn decouple<E: Coef>(
             } else {
                 &flags[lo - x0..hi - x0]
             };
-            let (c, g) = (p.cos_1deg_sq, p.gain_limit);
+            let g = p.gain_limit;
             match (integral, round) {
                 (true, _) if E::NARROW && (0.0..=65535.0).contains(&g) => {
-                    decouple_row::<E, GAIN_INT>(o, t, r, a, f, c, g)
+                    decouple_row::<E, GAIN_INT>(o, t, r, a, f, p)
                 }
-                (true, _) => decouple_row::<E, GAIN_EXACT>(o, t, r, a, f, c, g),
-                (false, false) => decouple_row::<E, GAIN_TRUNC>(o, t, r, a, f, c, g),
-                (false, true) => decouple_row::<E, GAIN_ROUND>(o, t, r, a, f, c, g),
+                (true, _) => decouple_row::<E, GAIN_EXACT>(o, t, r, a, f, p),
+                (false, false) => decouple_row::<E, GAIN_TRUNC>(o, t, r, a, f, p),
+                (false, true) => decouple_row::<E, GAIN_ROUND>(o, t, r, a, f, p),
             }
         }
     }
@@ -439,6 +503,7 @@ mod tests {
             lut,
             cos_1deg_sq: super::super::consts::cos_1deg_sq() as f64,
             gain_limit: 1.0,
+            simd: SimdLevel::Scalar,
         };
         let mut seed = 0x1234_5678_9abc_def0u64;
         let mut cases: Vec<(i32, i32, bool)> = Vec::new();
@@ -511,6 +576,83 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+
+    /// The explicit x86 kernel (and every other level) against the portable `GAIN_INT` loop on
+    /// random rows covering the whole valid band range, zeros, equal and opposite pairs, and
+    /// `-32768` (the last reciprocal table entry) in the d band.
+    #[test]
+    fn narrow_row_kernels_match_portable_loop() {
+        let lut = super::super::consts::div_lookup();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let n = 16 * 7 + 5;
+        for round in 0..200 {
+            let mut gen = |band: usize| -> Vec<i16> {
+                (0..n)
+                    .map(|_| {
+                        let r = next();
+                        let v = ((r % 54825) as i32 - 27412) >> ((r >> 20) % 15);
+                        match (r >> 40) % 16 {
+                            0 => 0,
+                            1 if band == 2 => -32768,
+                            _ => v as i16,
+                        }
+                    })
+                    .collect()
+            };
+            let o: Vec<Vec<i16>> = (0..3).map(&mut gen).collect();
+            let mut t: Vec<Vec<i16>> = (0..3).map(&mut gen).collect();
+            // the angle test passes for (near) parallel vectors: make some
+            for j in (0..n).step_by(3) {
+                for b in 0..3 {
+                    let s = [1, 2, -1][(j / 3 + round) % 3];
+                    t[b][j] = (o[b][j] as i32 * s).clamp(-27412, 27412) as i16;
+                }
+            }
+            let gain = [100.0, 1.0, 0.0, 65535.0][round % 4];
+            let run = |simd: SimdLevel| {
+                let p = DecoupleParams {
+                    lut,
+                    cos_1deg_sq: super::super::consts::cos_1deg_sq() as f64,
+                    gain_limit: gain,
+                    simd: simd.capped(),
+                };
+                let mut r = vec![vec![0i16; n]; 3];
+                let mut a = vec![vec![0i16; n]; 3];
+                {
+                    let [r0, r1, r2] = &mut r[..] else {
+                        unreachable!()
+                    };
+                    let [a0, a1, a2] = &mut a[..] else {
+                        unreachable!()
+                    };
+                    decouple_row::<i16, GAIN_INT>(
+                        [&o[0], &o[1], &o[2]],
+                        [&t[0], &t[1], &t[2]],
+                        [r0, r1, r2],
+                        [a0, a1, a2],
+                        &[],
+                        &p,
+                    );
+                }
+                (r, a)
+            };
+            let want = run(SimdLevel::Scalar);
+            for level in SimdLevel::supported() {
+                assert_eq!(run(level), want, "{level} round {round}");
             }
         }
     }
