@@ -24,6 +24,10 @@
 //! if the feed really is behind, not because the machine is busy. (With the system clock, the
 //! live `appsrc`s wait for each frame's time: 1x real time, hours for an hours-long soak.)
 
+mod common;
+
+use common::rss;
+
 use std::sync::OnceLock;
 
 use gst::prelude::*;
@@ -52,16 +56,6 @@ fn init() {
         gstvmafcuda::plugin_register_static().expect("register vmafcuda");
         dir
     });
-}
-
-fn rss() -> f64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0
 }
 
 /// An empty vector with room for `n` values, its memory written once (resident), so that

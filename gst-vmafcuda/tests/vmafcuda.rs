@@ -11,22 +11,35 @@ use gstvmafcuda::{VmafMessage, SHOT_BOUNDARY_EVENT};
 
 const TOLERANCE: f64 = 1e-9;
 
-use common::{init, json, scratch, y4m};
+use common::{init, json, rss, scratch, y4m};
 
 /// Every message the pipeline posted, until EOS (panics on an error message).
 fn run(pipeline: &str) -> (Vec<VmafMessage>, Vec<gst::Message>) {
     init();
     let pipeline = gst::parse::launch(pipeline).expect("pipeline");
+    let messages = play_to_eos(&pipeline, 120, "pipeline error");
+    pipeline.set_state(gst::State::Null).expect("null");
+    messages
+}
+
+/// Sets `pipeline` playing and collects its bus's messages until EOS (at most `timeout_s`
+/// seconds between two), the element's parsed apart; an error message stops the pipeline and
+/// panics with `what`.
+fn play_to_eos(
+    pipeline: &gst::Element,
+    timeout_s: u64,
+    what: &str,
+) -> (Vec<VmafMessage>, Vec<gst::Message>) {
     let bus = pipeline.bus().expect("bus");
     pipeline.set_state(gst::State::Playing).expect("playing");
     let mut vmaf = Vec::new();
     let mut others = Vec::new();
-    for msg in bus.iter_timed(gst::ClockTime::from_seconds(120)) {
+    for msg in bus.iter_timed(gst::ClockTime::from_seconds(timeout_s)) {
         match msg.view() {
             gst::MessageView::Eos(_) => break,
             gst::MessageView::Error(e) => {
                 let _ = pipeline.set_state(gst::State::Null);
-                panic!("pipeline error: {} ({:?})", e.error(), e.debug());
+                panic!("{what}: {} ({:?})", e.error(), e.debug());
             }
             _ => {}
         }
@@ -36,7 +49,6 @@ fn run(pipeline: &str) -> (Vec<VmafMessage>, Vec<gst::Message>) {
             others.push(msg);
         }
     }
-    pipeline.set_state(gst::State::Null).expect("null");
     (vmaf, others)
 }
 
@@ -761,17 +773,6 @@ mod harness {
         assert_eq!(planar, p010);
     }
 
-    /// Resident set size in bytes.
-    fn rss() -> f64 {
-        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-        let pages: f64 = statm
-            .split_whitespace()
-            .nth(1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        pages * 4096.0
-    }
-
     /// 1,000 shots of one frame through the element (a boundary event before every frame, so
     /// the scoring session is torn down and rebuilt 1,000 times): every shot is posted, and
     /// after a warm-up the process does not grow (least-squares slope of the RSS under 1 KiB
@@ -812,15 +813,7 @@ mod harness {
         shots_seen += shots(&msgs).len();
         assert_eq!(shots_seen, n, "one shot message per rebuild");
         assert_eq!(pooled(&msgs).frames, n as u64);
-        let m = samples.len() as f64;
-        let mx = (m - 1.0) / 2.0;
-        let my = samples.iter().sum::<f64>() / m;
-        let (mut num, mut den) = (0.0, 0.0);
-        for (k, y) in samples.iter().enumerate() {
-            num += (k as f64 - mx) * (y - my);
-            den += (k as f64 - mx) * (k as f64 - mx);
-        }
-        let slope = num / den / 20.0;
+        let slope = slope_per(&samples, 20.0);
         eprintln!("1000 rebuilds through the element: RSS slope {slope:.1} B/rebuild");
         assert!(slope < 1024.0, "RSS grows {slope} B per rebuild");
     }
@@ -1191,7 +1184,6 @@ fn state_cycles(cuda: bool, test: &str) {
     .downcast::<gst::Pipeline>()
     .expect("a pipeline");
     let element = pipeline.by_name("v").expect("vmafcuda");
-    let bus = pipeline.bus().expect("bus");
     let device = cuda.then(|| cuda::Context::primary(0).expect("context"));
     let used = || {
         device.as_ref().map_or(0.0, |d| {
@@ -1214,21 +1206,7 @@ fn state_cycles(cuda: bool, test: &str) {
         if let Some(c) = &shared {
             pipeline.set_context(c);
         }
-        pipeline.set_state(gst::State::Playing).expect("playing");
-        let mut msgs = Vec::new();
-        for msg in bus.iter_timed(gst::ClockTime::from_seconds(30)) {
-            match msg.view() {
-                gst::MessageView::Eos(_) => break,
-                gst::MessageView::Error(e) => {
-                    let _ = pipeline.set_state(gst::State::Null);
-                    panic!("cycle {cycle}: {} ({:?})", e.error(), e.debug());
-                }
-                _ => {}
-            }
-            if let Some(m) = VmafMessage::parse(&msg) {
-                msgs.push(m);
-            }
-        }
+        let (msgs, _) = play_to_eos(pipeline.upcast_ref(), 30, &format!("cycle {cycle}"));
         // The element's context after the run (it answers a context query with the one it
         // scores in): the one of the first cycle at every cycle.
         if cuda {
@@ -1259,7 +1237,7 @@ fn state_cycles(cuda: bool, test: &str) {
             fds_after_warmup = open_fds();
         }
         if cycle >= 500.min(cycles / 4) && cycle % every == 0 {
-            rss_samples.push(rss_bytes());
+            rss_samples.push(rss());
             dev_samples.push(used());
         }
     }
@@ -1293,15 +1271,4 @@ fn state_cycles(cuda: bool, test: &str) {
         "device memory grows {dev_slope} B per cycle"
     );
     assert!(rss_slope <= 16.0, "RSS grows {rss_slope} B per cycle");
-}
-
-/// Resident set size in bytes.
-fn rss_bytes() -> f64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0
 }
