@@ -98,6 +98,16 @@ fn frame((w, h): (usize, usize), i: u64, noise: u64) -> gst::Buffer {
 
 #[test]
 fn hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap() {
+    // A shot boundary every 3 s rebuilds the scorer on its rebuild thread: with glibc's
+    // per-thread malloc arenas uncapped, one CI run (2 cores) saw RSS creep 62 kB over the day
+    // as arenas were first touched (1,333 B per stream hour) where this machine and the GPU
+    // machine stay flat to the byte. Capped, the allocator's noise goes and a leak still shows.
+    if !common::malloc_arenas_capped(
+        "hours_of_live_stream_time_keep_memory_flat_and_report_every_drop_as_a_gap",
+        &[],
+    ) {
+        return;
+    }
     init();
     let hours: f64 = std::env::var("VMAFCUDA_SOAK_HOURS")
         .ok()

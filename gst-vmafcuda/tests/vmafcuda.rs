@@ -1141,25 +1141,10 @@ fn state_cycles_on_the_cpu_leak_nothing() {
 fn state_cycles(cuda: bool, test: &str) {
     use vmafcuda::cuda;
     // Every cycle starts new threads (GStreamer's streaming tasks, the scorer's rebuild
-    // thread), and glibc gives threads new malloc arenas, up to eight per core, each touching a
-    // few MB when it is first used: RSS then rises in steps of about 3 MB for thousands of
-    // cycles before it levels off (measured on the 16-core GPU machine: three steps in 5,000
-    // cycles, then flat for 2,700). That is the allocator's cache, not a leak. With the arenas
-    // capped at two the same run is flat to the byte; the cap must be set before the process
-    // starts (glibc reads it once), so the test runs itself again with it.
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                test,
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("MALLOC_ARENA_MAX", "2")
-            .status()
-            .expect("the test again, with MALLOC_ARENA_MAX=2");
-        assert!(status.success(), "{test} with MALLOC_ARENA_MAX=2: {status}");
+    // thread): uncapped, glibc's per-thread arenas raise RSS in steps of about 3 MB for
+    // thousands of cycles before it levels off (measured on the 16-core GPU machine: three
+    // steps in 5,000 cycles, then flat for 2,700); capped at two the run is flat to the byte.
+    if !common::malloc_arenas_capped(test, &["--ignored"]) {
         return;
     }
     let cycles: usize = std::env::var("VMAFCUDA_STATE_CYCLES")

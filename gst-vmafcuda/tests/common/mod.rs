@@ -65,3 +65,29 @@ pub fn rss() -> f64 {
         .unwrap_or(0.0);
     pages * 4096.0
 }
+
+/// Whether this process runs with glibc's malloc arenas capped (`MALLOC_ARENA_MAX`); if not,
+/// runs `test` of this test binary again in a child process with them capped at two (with
+/// `args`, e.g. `--ignored`), asserts that it passed, and returns false: the caller then
+/// returns at once.
+///
+/// Why: glibc gives new threads new malloc arenas, up to eight per core, each touching a few
+/// hundred kB to a few MB the first time a thread lands on it. Threads come and go with every
+/// state change and shot rebuild, so when each arena first gets used depends on the machine's
+/// scheduling: RSS rises in steps that level off (the allocator's cache, not a leak), and a
+/// slope measured over a run can catch one. The cap must be set before the process starts
+/// (glibc reads it once). A leak still shows with the cap: it is the allocator's noise that
+/// goes, not the memory a leak keeps.
+pub fn malloc_arenas_capped(test: &str, args: &[&str]) -> bool {
+    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+        return true;
+    }
+    let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args(args)
+        .env("MALLOC_ARENA_MAX", "2")
+        .status()
+        .expect("the test again, with MALLOC_ARENA_MAX=2");
+    assert!(status.success(), "{test} with MALLOC_ARENA_MAX=2: {status}");
+    false
+}
