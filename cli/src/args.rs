@@ -153,6 +153,12 @@ pub struct BenchArgs {
     /// throughputs and the first frame's latency after a boundary.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub shot_length: Option<u32>,
+    /// With --backend cuda: also run N CUDA scorers at once in this process, each on its own
+    /// thread with its own device-resident frames to score, and print their aggregate fps
+    /// (comma-separated counts, e.g. 1,4,16,64).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',',
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub scorers: Vec<u32>,
 }
 
 /// Parses `--rebuild`.

@@ -178,39 +178,7 @@ fn device_run(
     let backend = |e: cuda::CudaError| Error::Backend(format!("CUDA: {e}"));
     cuda::probe().map_err(backend)?;
     let ctx = cuda::Context::primary(0).map_err(backend)?;
-    let stream = cuda::Stream::new(&ctx).map_err(backend)?;
-    let bps = if spec.bpc == 8 { 1 } else { 2 };
-    let shift = if msb_aligned && bps == 2 {
-        16 - spec.bpc
-    } else {
-        0
-    };
-    let mut planes = Vec::new();
-    for (r, d) in spec.pairs().iter() {
-        let up = |p: &Picture| -> cuda::CudaResult<cuda::DevicePlaneBuf> {
-            let mut buf = cuda::DevicePlaneBuf::new(&ctx, spec.width, spec.height, bps)?;
-            match &p.luma.data {
-                vmafcuda::frame::SampleBuf::U8(v) => buf.upload(v, spec.width, &stream)?,
-                vmafcuda::frame::SampleBuf::U16(v) => {
-                    let stored: Vec<u16> = v.iter().map(|&s| s << shift).collect();
-                    buf.upload(&stored, spec.width, &stream)?
-                }
-            }
-            Ok(buf)
-        };
-        planes.push((up(r).map_err(backend)?, up(d).map_err(backend)?));
-    }
-    let pictures: Vec<_> = planes
-        .iter()
-        .map(|(r, d)| {
-            let pic = |p: &cuda::DevicePlaneBuf| cuda::DevicePicture {
-                luma: cuda::DevicePlane { shift, ..p.plane() },
-                chroma: None,
-                bpc: spec.bpc,
-            };
-            (pic(r), pic(d))
-        })
-        .collect();
+    let (_planes, pictures) = device_pictures(spec, &ctx, msb_aligned)?;
     // Frame 0 is the warm-up; the timed frames are 1..=frames, and with shots a new one starts
     // at every multiple of the shot length.
     let (shot_length, rebuild) = shots.unwrap_or((usize::MAX, Rebuild::default()));
@@ -248,6 +216,112 @@ fn device_run(
         first_frame_ms: median_of(&mut first),
         other_frame_ms: median_of(&mut other),
     })
+}
+
+/// Aggregate frames per second of `scorers` CUDA scorers in this process, each on its own
+/// thread scoring `spec.frames` device-resident frames (read in place, submitted without
+/// waiting) on the shared primary context: the rate a process scoring many channels or
+/// renditions at once gets from one GPU. Timed from the moment every scorer is built and
+/// warmed up (a barrier) to the last one drained.
+pub fn cuda_device_fps_many(spec: &BenchSpec, scorers: usize) -> Result<f64> {
+    let backend = |e: cuda::CudaError| Error::Backend(format!("CUDA: {e}"));
+    cuda::probe().map_err(backend)?;
+    let ctx = cuda::Context::primary(0).map_err(backend)?;
+    let (_planes, pictures) = device_pictures(spec, &ctx, false)?;
+    let pictures = Arc::new(pictures);
+    let scorers = scorers.max(1);
+    let ready = Arc::new(std::sync::Barrier::new(scorers + 1));
+    let workers: Vec<_> = (0..scorers)
+        .map(|k| {
+            let (ctx, pictures, ready, spec) =
+                (ctx.clone(), pictures.clone(), ready.clone(), *spec);
+            std::thread::spawn(move || -> Result<()> {
+                let built = spec
+                    .scorer_with(BackendRequest::CudaContext(ctx), |c| c)
+                    .and_then(|mut scorer| {
+                        let (r, d) = &pictures[k % pictures.len()];
+                        // SAFETY: the planes outlive every scorer (joined below, before the
+                        // planes are dropped); push_device returns when the GPU is done.
+                        unsafe { scorer.push_device(r, d) }?;
+                        Ok(scorer)
+                    });
+                ready.wait();
+                let mut scorer = built?;
+                for i in 1..=spec.frames {
+                    let (r, d) = &pictures[(i + k) % pictures.len()];
+                    // SAFETY: as above; drained before the thread ends.
+                    unsafe { scorer.submit_device(r, d) }?;
+                }
+                scorer.drain_device()?;
+                let _ = scorer.finish();
+                Ok(())
+            })
+        })
+        .collect();
+    ready.wait();
+    let started = Instant::now();
+    let mut result = Ok(());
+    for w in workers {
+        let r = w
+            .join()
+            .unwrap_or_else(|_| Err(Error::Backend("a bench scorer thread panicked".into())));
+        if result.is_ok() {
+            result = r;
+        }
+    }
+    result?;
+    Ok((scorers * spec.frames) as f64 / started.elapsed().as_secs_f64())
+}
+
+/// The measurement's distinct pairs uploaded to device memory (luma only), and pictures of
+/// them (valid while the returned buffers live). With `msb_aligned` (9..15-bit), stored
+/// MSB-aligned as P010 stores them.
+type DevicePairs = (
+    Vec<(cuda::DevicePlaneBuf, cuda::DevicePlaneBuf)>,
+    Vec<(cuda::DevicePicture, cuda::DevicePicture)>,
+);
+
+fn device_pictures(
+    spec: &BenchSpec,
+    ctx: &cuda::Context,
+    msb_aligned: bool,
+) -> Result<DevicePairs> {
+    let backend = |e: cuda::CudaError| Error::Backend(format!("CUDA: {e}"));
+    let stream = cuda::Stream::new(ctx).map_err(backend)?;
+    let bps = if spec.bpc == 8 { 1 } else { 2 };
+    let shift = if msb_aligned && bps == 2 {
+        16 - spec.bpc
+    } else {
+        0
+    };
+    let mut planes = Vec::new();
+    for (r, d) in spec.pairs().iter() {
+        let up = |p: &Picture| -> cuda::CudaResult<cuda::DevicePlaneBuf> {
+            let mut buf = cuda::DevicePlaneBuf::new(ctx, spec.width, spec.height, bps)?;
+            match &p.luma.data {
+                vmafcuda::frame::SampleBuf::U8(v) => buf.upload(v, spec.width, &stream)?,
+                vmafcuda::frame::SampleBuf::U16(v) => {
+                    let stored: Vec<u16> = v.iter().map(|&s| s << shift).collect();
+                    buf.upload(&stored, spec.width, &stream)?
+                }
+            }
+            Ok(buf)
+        };
+        planes.push((up(r).map_err(backend)?, up(d).map_err(backend)?));
+    }
+    let pictures: Vec<_> = planes
+        .iter()
+        .map(|(r, d)| {
+            let pic = |p: &cuda::DevicePlaneBuf| cuda::DevicePicture {
+                luma: cuda::DevicePlane { shift, ..p.plane() },
+                chroma: None,
+                bpc: spec.bpc,
+            };
+            (pic(r), pic(d))
+        })
+        .collect();
+    stream.synchronize().map_err(backend)?;
+    Ok((planes, pictures))
 }
 
 /// The median (NaN for none).

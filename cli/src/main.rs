@@ -674,6 +674,13 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                     full_first - reset_first
                 );
             }
+            for &n in &args.scorers {
+                let n = n as usize;
+                let fps = median(runs, || {
+                    bench::cuda_device_fps_many(&spec, n).map_err(Failure::from)
+                })?;
+                row(&format!("cuda x{n}"), n * spec.frames, fps, cpu_fps);
+            }
             if (9..16).contains(&spec.bpc) {
                 // MSB-aligned storage (P010-style), shifted by the kernels as they load.
                 let fps = median(runs, || {
