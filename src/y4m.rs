@@ -82,7 +82,6 @@ pub struct Y4mReader<R> {
     header: Y4mHeader,
     header_bytes: usize,
     frames_read: usize,
-    buf: Vec<u8>,
 }
 
 impl Y4mReader<BufReader<File>> {
@@ -117,12 +116,36 @@ impl Y4mReader<BufReader<File>> {
 /// above `bpc` bits, if any, comes back as the error.
 pub fn samples_u16(bytes: &[u8], bpc: u32, plane: &mut Vec<u16>) -> Result<(), u16> {
     plane.clear();
-    plane.extend(
-        bytes
-            .chunks_exact(2)
-            .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
-    );
+    let n = bytes.len() / 2;
+    plane.resize(n, 0);
+    sample_bytes_mut(plane).copy_from_slice(&bytes[..2 * n]);
+    samples_from_le(plane, bpc)
+}
+
+/// The bytes of `plane`, to read a file's little-endian 16-bit samples straight into (then
+/// [`samples_from_le`]): no byte buffer in between, no conversion loop on little-endian
+/// machines.
+pub fn sample_bytes_mut(plane: &mut [u16]) -> &mut [u8] {
+    let len = 2 * plane.len();
+    // SAFETY: the same memory seen as bytes: u8 has no alignment requirement, every bit
+    // pattern is a valid u16, the length covers exactly the plane, and the borrow of `plane`
+    // is held for the returned slice's life.
+    unsafe { std::slice::from_raw_parts_mut(plane.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// Turns samples read as little-endian bytes (through [`sample_bytes_mut`]) into native
+/// values and checks them: the first sample above `bpc` bits, if any, comes back as the error.
+pub fn samples_from_le(plane: &mut [u16], bpc: u32) -> Result<(), u16> {
+    if cfg!(target_endian = "big") {
+        for v in plane.iter_mut() {
+            *v = u16::from_le(*v);
+        }
+    }
     let max = ((1u32 << bpc) - 1) as u16;
+    // The largest sample first (a loop the compiler vectorises), the position only if needed.
+    if plane.iter().fold(0, |m, &v| m.max(v)) <= max {
+        return Ok(());
+    }
     match plane.iter().find(|&&v| v > max) {
         Some(&value) => Err(value),
         None => Ok(()),
@@ -250,14 +273,12 @@ impl<R: BufRead> Y4mReader<R> {
             format: color.1,
             frame_rate,
         };
-        let buf = Vec::with_capacity(header.frame_bytes());
         Ok(Y4mReader {
             inner,
             path,
             header,
             header_bytes: line.len(),
             frames_read: 0,
-            buf,
         })
     }
 
@@ -334,24 +355,19 @@ impl<R: BufRead> Y4mReader<R> {
                 self.check_complete(frame, got, need, expected)?;
                 SampleBuf::U8(plane)
             } else {
-                let mut bytes = std::mem::take(&mut self.buf);
-                bytes.resize(2 * n, 0);
-                let read = self.fill(&mut bytes);
-                self.buf = bytes;
-                got += read?;
-                need += 2 * n;
-                self.check_complete(frame, got, need, expected)?;
                 let mut plane = match reuse {
                     Some(SampleBuf::U16(v)) => v,
                     _ => Vec::new(),
                 };
-                samples_u16(&self.buf, h.bpc, &mut plane).map_err(|value| {
-                    Y4mError::SampleRange {
-                        path: self.path.clone(),
-                        frame,
-                        value,
-                        bpc: h.bpc,
-                    }
+                plane.resize(n, 0);
+                got += self.fill(sample_bytes_mut(&mut plane))?;
+                need += 2 * n;
+                self.check_complete(frame, got, need, expected)?;
+                samples_from_le(&mut plane, h.bpc).map_err(|value| Y4mError::SampleRange {
+                    path: self.path.clone(),
+                    frame,
+                    value,
+                    bpc: h.bpc,
                 })?;
                 SampleBuf::U16(plane)
             };

@@ -91,7 +91,6 @@ impl Prefetched {
                 stride,
                 luma_only: options.luma_only,
                 pool: Arc::clone(&pool),
-                scratch: Vec::new(),
             };
             let thread = std::thread::Builder::new()
                 .name("vmafcuda-read".into())
@@ -261,8 +260,6 @@ struct Job {
     stride: u64,
     luma_only: bool,
     pool: Arc<Mutex<Vec<Picture>>>,
-    /// Raw bytes of a high-bit-depth plane before they become samples.
-    scratch: Vec<u8>,
 }
 
 impl Job {
@@ -309,17 +306,15 @@ impl Job {
                 self.file.read_exact_at(&mut plane, at).map_err(io)?;
                 SampleBuf::U8(plane)
             } else {
-                let mut bytes = std::mem::take(&mut self.scratch);
-                bytes.resize(2 * n, 0);
-                let read = self.file.read_exact_at(&mut bytes, at);
-                self.scratch = bytes;
-                read.map_err(io)?;
-                let bytes = &self.scratch;
                 let mut plane = match reuse {
                     Some(SampleBuf::U16(v)) => v,
                     _ => Vec::new(),
                 };
-                vmafcuda::y4m::samples_u16(bytes, h.bpc, &mut plane).map_err(|value| {
+                plane.resize(n, 0);
+                self.file
+                    .read_exact_at(vmafcuda::y4m::sample_bytes_mut(&mut plane), at)
+                    .map_err(io)?;
+                vmafcuda::y4m::samples_from_le(&mut plane, h.bpc).map_err(|value| {
                     Y4mError::SampleRange {
                         path: self.path.clone(),
                         frame: k,

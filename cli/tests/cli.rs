@@ -930,3 +930,82 @@ fn load_demo(name: &str, backend: &str, env: &[(&str, &str)]) -> Value {
     assert!(o.status.success(), "{backend}: {}", stderr(&o));
     load(&tmp(name))
 }
+
+/// 10-bit files: samples are read straight into the planes (little-endian bytes, no byte
+/// buffer in between) by both readers (the library's `Y4mReader` and the CLI's positional
+/// read-ahead), so both must give the exact values, and a sample above 10 bits must be named
+/// with its frame, not scored.
+#[test]
+fn ten_bit_samples_are_read_exactly_and_an_out_of_range_one_is_named() {
+    let (w, h, frames) = (48usize, 32usize, 3usize);
+    let header = format!("YUV4MPEG2 W{w} H{h} F25:1 Ip A1:1 C420p10 XYSCSS=420P10\n");
+    let sample = |f: usize, plane: usize, i: usize| ((f * 97 + plane * 389 + i * 13) % 1024) as u16;
+    let planes = [(w, h), (w / 2, h / 2), (w / 2, h / 2)];
+    let mut bytes = header.clone().into_bytes();
+    for f in 0..frames {
+        bytes.extend_from_slice(b"FRAME\n");
+        for (k, &(pw, ph)) in planes.iter().enumerate() {
+            for i in 0..pw * ph {
+                bytes.extend_from_slice(&sample(f, k, i).to_le_bytes());
+            }
+        }
+    }
+    let good = tmp("ten_bit_good.y4m");
+    std::fs::write(&good, &bytes).expect("write");
+    for (f, p) in read_y4m(&good).iter().enumerate() {
+        for (k, plane) in std::iter::once(&p.luma).chain(&p.chroma).enumerate() {
+            let vmafcuda::frame::SampleBuf::U16(v) = &plane.data else {
+                panic!("10-bit samples in u16 planes");
+            };
+            let want: Vec<u16> = (0..v.len()).map(|i| sample(f, k, i)).collect();
+            assert_eq!(v, &want, "frame {f} plane {k}");
+        }
+    }
+    let o = vmafcuda(&[
+        "score",
+        "-r",
+        tmp_s("ten_bit_good.y4m").as_str(),
+        "-d",
+        tmp_s("ten_bit_good.y4m").as_str(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Frame 1, luma sample 5 -> 1024 (11 bits).
+    let at = header.len() + (6 + 2 * (w * h + 2 * (w / 2) * (h / 2))) + 6 + 2 * 5;
+    let mut bad = bytes.clone();
+    bad[at..at + 2].copy_from_slice(&1024u16.to_le_bytes());
+    let bad_path = tmp("ten_bit_bad.y4m");
+    std::fs::write(&bad_path, &bad).expect("write");
+    let err = vmafcuda::y4m::Y4mReader::open(&bad_path)
+        .expect("open")
+        .nth(1)
+        .expect("a second frame")
+        .expect_err("out of range");
+    assert!(
+        matches!(
+            err,
+            vmafcuda::y4m::Y4mError::SampleRange {
+                frame: 1,
+                value: 1024,
+                bpc: 10,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let o = vmafcuda(&[
+        "score",
+        "-r",
+        tmp_s("ten_bit_good.y4m").as_str(),
+        "-d",
+        tmp_s("ten_bit_bad.y4m").as_str(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("frame 1: sample value 1024 exceeds 10-bit range"),
+        "{}",
+        stderr(&o)
+    );
+}
