@@ -26,10 +26,10 @@
 //! launches meanwhile, so a rebuild that reloads modules and returns memory to the driver
 //! drains the pipeline at every boundary (about half the throughput at 1080p in shots of 25
 //! frames). With the modules loaded once per scorer and the memory recycled through the
-//! scorer's own pools, a boundary costs what a reset costs. `VMAFCUDA_COLD_REBUILD=1` makes a
-//! full rebuild cold: the modules are loaded again and every byte goes back to the driver at
-//! each boundary (the libvmaf-style init/close cycle, for leak studies; `tests/rebuild.rs`
-//! runs it too).
+//! scorer's own pools, a boundary costs what a reset costs. [`Rebuild::Cold`] (`cold`; or
+//! `VMAFCUDA_COLD_REBUILD=1` on a `full` configuration) is the cold rebuild: the modules are
+//! loaded again and every byte goes back to the driver at each boundary (the libvmaf-style
+//! init/close cycle, for leak studies; `tests/rebuild.rs` runs it too).
 //!
 //! At a shot boundary the shot is flushed (its last frame's motion needs no successor), pooled
 //! and handed out; its session is dropped and the next frame starts a fresh one. With `full`

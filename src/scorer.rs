@@ -53,8 +53,8 @@ pub struct ScorerConfig {
     pub rebuild: Rebuild,
 }
 
-/// `VMAFCUDA_COLD_REBUILD=1`: a full rebuild also loads the kernel modules again and takes its
-/// memory from the driver instead of the scorer's pools (measurement of what that costs).
+/// `VMAFCUDA_COLD_REBUILD=1`: [`Rebuild::Full`] becomes [`Rebuild::Cold`] (for runs whose
+/// configuration cannot be changed, e.g. a measurement through a pipeline).
 fn cold_rebuild() -> bool {
     std::env::var_os("VMAFCUDA_COLD_REBUILD").is_some_and(|v| v == "1")
 }
@@ -72,6 +72,13 @@ pub enum Rebuild {
     Full,
     /// Keep the engine and reset its session state in place (a queued memset on the GPU).
     Reset,
+    /// [`Rebuild::Full`], and the kernel modules are loaded again for every shot and its
+    /// memory comes from and goes back to the driver instead of the scorer's pools: nothing of
+    /// the engine outlives its shot but the CUDA context. Costs throughput (the driver's
+    /// module loads and frees stall the whole device: about half the rate at 1080p in
+    /// 25-frame shots on an H100); for proving that nothing leaks across a complete
+    /// re-initialisation. On the CPU the same as `Full`.
+    Cold,
 }
 
 impl Rebuild {
@@ -79,16 +86,23 @@ impl Rebuild {
         match self {
             Rebuild::Full => "full",
             Rebuild::Reset => "reset",
+            Rebuild::Cold => "cold",
         }
     }
 
-    /// `full` or `reset`.
+    /// `full`, `reset` or `cold`.
     pub fn parse(text: &str) -> Option<Rebuild> {
         match text {
             "full" => Some(Rebuild::Full),
             "reset" => Some(Rebuild::Reset),
+            "cold" => Some(Rebuild::Cold),
             _ => None,
         }
+    }
+
+    /// Whether a boundary builds a whole new engine (`Full` and `Cold`).
+    pub fn is_full(self) -> bool {
+        matches!(self, Rebuild::Full | Rebuild::Cold)
     }
 }
 
@@ -303,7 +317,8 @@ impl Scorer {
             matches!(request, BackendRequest::Auto) || scorer.config.cpu_fallback;
         let emulate = emulated_gpu::is_enabled();
         let plan = scorer.plan.clone();
-        let full = scorer.config.rebuild == Rebuild::Full;
+        let full = scorer.config.rebuild.is_full();
+        let cold = scorer.config.rebuild == Rebuild::Cold || (full && cold_rebuild());
         let build = |ctx: Option<cuda::Context>, device: i32| -> CudaResult<Box<dyn GpuPipeline>> {
             let (first, factory): (Box<dyn GpuPipeline>, EngineFactory) =
                 if emulate && ctx.is_none() {
@@ -315,7 +330,6 @@ impl Scorer {
                         }),
                     )
                 } else {
-                    let cold = full && cold_rebuild();
                     let first = CudaEngine::new(ctx, device, &plan, full && !cold)?;
                     let (ctx, plan) = (first.context().clone(), plan.clone());
                     let (kernels, pools) = first.shared();
@@ -977,7 +991,7 @@ impl Scorer {
             gpu.new_session();
         }
         match self.config.rebuild {
-            Rebuild::Full => self.rebuild_cpu_scratch(),
+            Rebuild::Full | Rebuild::Cold => self.rebuild_cpu_scratch(),
             Rebuild::Reset => {
                 if let Some(ex) = &mut self.sequential {
                     ex.new_session();

@@ -220,7 +220,7 @@ fn multishot_shots_equal_fresh_per_shot_runs() {
     let models = ["vmaf_v0.6.1", "vmaf_4k_v0.6.1", "vmaf_v0.6.1neg"];
     for (model, rebuild) in models
         .into_iter()
-        .flat_map(|m| [(m, Rebuild::Full), (m, Rebuild::Reset)])
+        .flat_map(|m| [(m, Rebuild::Full), (m, Rebuild::Reset), (m, Rebuild::Cold)])
     {
         let all = (0, usize::MAX);
         let whole = score_with(rebuild, &reference, &distorted, model, starts.clone(), all);

@@ -194,7 +194,7 @@ fn run(
         // The first engine, then one per boundary (ordered at the first frame of each shot: the
         // spare for the next), or just the first with `reset`.
         let expected = match rebuild {
-            Rebuild::Full => rebuilds + 1,
+            Rebuild::Full | Rebuild::Cold => rebuilds + 1,
             Rebuild::Reset => 1,
         };
         assert_eq!(
@@ -257,7 +257,7 @@ fn count(default: usize) -> usize {
 #[test]
 fn cpu_rebuilds_do_not_grow_memory() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for rebuild in [Rebuild::Full, Rebuild::Reset] {
+    for rebuild in [Rebuild::Full, Rebuild::Reset, Rebuild::Cold] {
         let stats = run(BackendRequest::Cpu, rebuild, 576, 324, count(600));
         stats.report(&format!("cpu 576x324 {}", rebuild.name()));
         stats.assert_flat();
@@ -270,7 +270,7 @@ fn cpu_rebuilds_do_not_grow_memory() {
 fn emulated_gpu_rebuilds_build_one_engine_per_shot_and_leak_nothing() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     emulated_gpu::enable();
-    for rebuild in [Rebuild::Full, Rebuild::Reset] {
+    for rebuild in [Rebuild::Full, Rebuild::Reset, Rebuild::Cold] {
         let stats = run(BackendRequest::Auto, rebuild, 576, 324, count(600));
         stats.report(&format!("emulated gpu 576x324 {}", rebuild.name()));
         stats.assert_flat();
@@ -285,22 +285,17 @@ fn cuda_rebuilds_do_not_grow_memory() {
         say(&format!("skipping cuda_rebuilds_do_not_grow_memory: {e}"));
         return;
     }
-    // The last run is a cold full rebuild (`VMAFCUDA_COLD_REBUILD=1`, read when the scorer is
-    // made): kernel modules loaded again and all memory back to the driver at every boundary.
+    // The last run is the cold rebuild: kernel modules loaded again and all memory back to the
+    // driver at every boundary.
     let runs = [
-        (576, 324, count(10_000), Rebuild::Full, false),
-        (1920, 1080, count(10_000) / 10, Rebuild::Full, false),
-        (576, 324, count(10_000) / 10, Rebuild::Reset, false),
-        (576, 324, count(10_000) / 2, Rebuild::Full, true),
+        (576, 324, count(10_000), Rebuild::Full),
+        (1920, 1080, count(10_000) / 10, Rebuild::Full),
+        (576, 324, count(10_000) / 10, Rebuild::Reset),
+        (576, 324, count(10_000) / 2, Rebuild::Cold),
     ];
-    for (w, h, n, rebuild, cold) in runs {
-        if cold {
-            std::env::set_var("VMAFCUDA_COLD_REBUILD", "1");
-        }
+    for (w, h, n, rebuild) in runs {
         let stats = run(BackendRequest::Cuda { device: 0 }, rebuild, w, h, n);
-        std::env::remove_var("VMAFCUDA_COLD_REBUILD");
-        let mode = if cold { "full (cold)" } else { rebuild.name() };
-        stats.report(&format!("cuda {w}x{h} {mode}"));
+        stats.report(&format!("cuda {w}x{h} {}", rebuild.name()));
         if !judge_slopes() {
             say("under compute-sanitizer: slopes reported, not judged");
             continue;

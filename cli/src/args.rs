@@ -88,8 +88,10 @@ pub struct ScoreArgs {
     #[arg(long, default_value = "auto", value_name = "auto|cpu|cuda")]
     pub backend: String,
     /// What a shot boundary does: full (tear the whole engine down and build a new one, built
-    /// ahead so the run does not wait) or reset (reset its state in place). Same scores.
-    #[arg(long, default_value = "full", value_name = "full|reset", value_parser = parse_rebuild)]
+    /// ahead so the run does not wait), reset (reset its state in place) or cold (full, and the
+    /// kernels are reloaded and all memory returned to the driver: slower, for leak checks).
+    /// Same scores.
+    #[arg(long, default_value = "full", value_name = "full|reset|cold", value_parser = parse_rebuild)]
     pub rebuild: Rebuild,
     /// Write per-frame, per-shot and pooled results to FILE. With several --distorted: one file
     /// per rendition, FILE with the rendition's name before the extension (out.json ->
@@ -163,7 +165,7 @@ pub struct BenchArgs {
 
 /// Parses `--rebuild`.
 fn parse_rebuild(s: &str) -> Result<Rebuild, String> {
-    Rebuild::parse(s).ok_or_else(|| format!("unknown mode {s:?} (full or reset)"))
+    Rebuild::parse(s).ok_or_else(|| format!("unknown mode {s:?} (full, reset or cold)"))
 }
 
 /// Parses `--shots`.

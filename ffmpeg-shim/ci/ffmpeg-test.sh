@@ -3,7 +3,7 @@
 # libvmafcuda installed by meson, and checks it against the libvmaf corpus:
 #   - every corpus pair, whole clip, all frames and pooled, equal to libvmaf's .full.json (1e-9);
 #   - shots=0|14|36|46 on the multi-shot pair equal to the per-shot references (3 models), also
-#     with rebuild=reset (and bit for bit the default rebuild=full's numbers);
+#     with rebuild=reset and rebuild=cold (and bit for bit the default rebuild=full's numbers);
 #   - shots=scdet (scdet on the reference) and shots=auto (built-in detector) find the cuts and
 #     give the same per-shot scores;
 #   - other software formats (nv12, gray, p010le, gray10le) give the same numbers;
@@ -105,12 +105,14 @@ for model in vmaf_v0.6.1 vmaf_4k_v0.6.1 vmaf_v0.6.1neg; do
   cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}."$model".full.json
 done
 
-say "rebuild=reset with shots=0|14|36|46: the per-shot references, the same as rebuild=full"
-out="$work/out/$ms.shots.reset.json"
-"$ff" -hide_banner -nostats -loglevel error -i "$ms_dist" -i "$ms_ref" \
-  -lavfi "[0:v][1:v]vmafcuda=feature=psnr:shots=0|14|36|46:rebuild=reset:log_fmt=json:log_path=$out" -f null -
-cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}.vmaf_v0.6.1.full.json
-cmp same "$out" "$work/out/$ms.shots.vmaf_v0.6.1.json"
+for mode in reset cold; do
+  say "rebuild=$mode with shots=0|14|36|46: the per-shot references, the same as rebuild=full"
+  out="$work/out/$ms.shots.$mode.json"
+  "$ff" -hide_banner -nostats -loglevel error -i "$ms_dist" -i "$ms_ref" \
+    -lavfi "[0:v][1:v]vmafcuda=feature=psnr:shots=0|14|36|46:rebuild=$mode:log_fmt=json:log_path=$out" -f null -
+  cmp shots "$out" 0,14,36,46 "$corpus"/vmaf/"$ms".shot{0,1,2,3}.vmaf_v0.6.1.full.json
+  cmp same "$out" "$work/out/$ms.shots.vmaf_v0.6.1.json"
+done
 
 say "shots=scdet (scdet=threshold=10 on the reference)"
 out="$work/out/$ms.scdet.json"

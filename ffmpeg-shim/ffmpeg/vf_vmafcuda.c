@@ -95,9 +95,10 @@ static const AVOption vmafcuda_options[] = {
         { "cpu",  "CPU",  0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_BACKEND_CPU },  0, 0, FLAGS, "backend" },
         { "cuda", "CUDA", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_BACKEND_CUDA }, 0, 0, FLAGS, "backend" },
     { "cuda_device", "CUDA device for software frames", OFFSET(cuda_device), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, INT_MAX, FLAGS },
-    { "rebuild", "what a shot boundary does to the engine (the same scores either way)", OFFSET(rebuild), AV_OPT_TYPE_INT, { .i64 = VMAFCUDA_REBUILD_FULL }, 0, 1, FLAGS, "rebuild" },
+    { "rebuild", "what a shot boundary does to the engine (the same scores either way)", OFFSET(rebuild), AV_OPT_TYPE_INT, { .i64 = VMAFCUDA_REBUILD_FULL }, 0, 2, FLAGS, "rebuild" },
         { "full",  "tear the whole engine down and build a new one (built ahead, no stall)", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_REBUILD_FULL },  0, 0, FLAGS, "rebuild" },
         { "reset", "reset the engine's state in place", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_REBUILD_RESET }, 0, 0, FLAGS, "rebuild" },
+        { "cold",  "full rebuild that also reloads the kernels and returns all memory to the driver (slower; for leak checks)", 0, AV_OPT_TYPE_CONST, { .i64 = VMAFCUDA_REBUILD_COLD }, 0, 0, FLAGS, "rebuild" },
     { NULL }
 };
 

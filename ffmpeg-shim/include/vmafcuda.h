@@ -70,7 +70,12 @@ enum VmafcudaRebuild {
      * field means. */
     VMAFCUDA_REBUILD_FULL = 0,
     /* Keep the engine and reset its state in place. */
-    VMAFCUDA_REBUILD_RESET = 1
+    VMAFCUDA_REBUILD_RESET = 1,
+    /* VMAFCUDA_REBUILD_FULL, and the kernel modules are loaded again for every shot and its
+     * memory comes from and goes back to the driver: nothing of the engine outlives its shot
+     * but the CUDA context. Slower (the driver's module loads and frees stall the device); for
+     * proving that a complete re-initialisation leaks nothing. On the CPU the same as FULL. */
+    VMAFCUDA_REBUILD_COLD = 2
 };
 
 enum VmafcudaLogFormat {
@@ -110,7 +115,8 @@ typedef struct VmafcudaConfig {
      * (host frames; cuts also restart at vmafcuda_end_shot). Excludes shot_starts. */
     int32_t detect_shots;
     /* enum VmafcudaRebuild: what each shot boundary does to the engine (VMAFCUDA_REBUILD_FULL,
-     * the default, or VMAFCUDA_REBUILD_RESET); the same scores either way. Any other value is
+     * the default, VMAFCUDA_REBUILD_RESET or VMAFCUDA_REBUILD_COLD); the same scores every
+     * way. Any other value is
      * VMAFCUDA_ERR_INVALID_ARGUMENT from vmafcuda_scorer_new. */
     int32_t rebuild;
 } VmafcudaConfig;

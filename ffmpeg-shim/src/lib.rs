@@ -181,9 +181,10 @@ fn settings(cfg: &VmafcudaConfig) -> ShimResult<Settings> {
     let rebuild = match cfg.rebuild {
         VMAFCUDA_REBUILD_FULL => Rebuild::Full,
         VMAFCUDA_REBUILD_RESET => Rebuild::Reset,
+        VMAFCUDA_REBUILD_COLD => Rebuild::Cold,
         other => {
             return Err(ShimError::InvalidArgument(format!(
-                "config.rebuild {other} is not a VmafcudaRebuild (0 full, 1 reset)"
+                "config.rebuild {other} is not a VmafcudaRebuild (0 full, 1 reset, 2 cold)"
             )))
         }
     };

@@ -177,9 +177,10 @@ fn rebuild_property_defaults_to_full() {
     assert_eq!(
         (
             nick(gstvmafcuda::Rebuild::Full),
-            nick(gstvmafcuda::Rebuild::Reset)
+            nick(gstvmafcuda::Rebuild::Reset),
+            nick(gstvmafcuda::Rebuild::Cold)
         ),
-        ("full", "reset")
+        ("full", "reset", "cold")
     );
     assert_eq!(
         pspec
@@ -193,10 +194,15 @@ fn rebuild_property_defaults_to_full() {
         element.property::<gstvmafcuda::Rebuild>("rebuild"),
         gstvmafcuda::Rebuild::Reset
     );
+    element.set_property_from_str("rebuild", "cold");
+    assert_eq!(
+        element.property::<gstvmafcuda::Rebuild>("rebuild"),
+        gstvmafcuda::Rebuild::Cold
+    );
 }
 
 #[test]
-fn rebuild_full_and_reset_give_identical_shot_scores() {
+fn rebuild_full_reset_and_cold_give_identical_shot_scores() {
     let run_with = |rebuild: &str| {
         run(&pair_pipeline(
             &y4m(MULTI),
@@ -205,12 +211,15 @@ fn rebuild_full_and_reset_give_identical_shot_scores() {
         ))
         .0
     };
-    let (full, reset) = (run_with("full"), run_with("reset"));
+    let full = run_with("full");
     assert_eq!(shots(&full).len(), 4);
-    // Bit for bit: every frame's metrics and every shot's pooled statistics.
-    assert_eq!(frames(&full), frames(&reset));
-    assert_eq!(shots(&full), shots(&reset));
-    assert_eq!(pooled(&full), pooled(&reset));
+    for other in ["reset", "cold"] {
+        let other = run_with(other);
+        // Bit for bit: every frame's metrics and every shot's pooled statistics.
+        assert_eq!(frames(&full), frames(&other));
+        assert_eq!(shots(&full), shots(&other));
+        assert_eq!(pooled(&full), pooled(&other));
+    }
 }
 
 #[test]

@@ -179,7 +179,7 @@ static void error_paths(const VmafcudaPicture *ref, const VmafcudaPicture *dist)
     cfg.cuda_device = -1;
     EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
     vmafcuda_config_default(&cfg);
-    cfg.rebuild = 2;
+    cfg.rebuild = 3;
     EXPECT_ERR(vmafcuda_scorer_new(&cfg, &sc), VMAFCUDA_ERR_INVALID_ARGUMENT);
     CHECK(strstr(vmafcuda_last_error(), "rebuild") != NULL, "the message names the field");
     cfg.rebuild = -1;
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
     Y4m ry, dy;
     FILE *ef;
     VmafcudaConfig cfg;
-    VmafcudaScorer *sc = NULL, *shots = NULL, *reset = NULL;
+    VmafcudaScorer *sc = NULL, *shots = NULL, *reset = NULL, *cold = NULL;
     VmafcudaPicture r, d, first_r, first_d;
     unsigned char *keep_r = NULL, *keep_d = NULL;
     size_t n_expected = 0, count = 0, nshots = 0, i;
@@ -319,7 +319,9 @@ int main(int argc, char **argv)
     CHECK(vmafcuda_scorer_new(&cfg, &shots) == VMAFCUDA_OK, "scorer_new with shots");
     cfg.rebuild = VMAFCUDA_REBUILD_RESET;
     CHECK(vmafcuda_scorer_new(&cfg, &reset) == VMAFCUDA_OK, "scorer_new with shots, rebuild reset");
-    if (!sc || !shots || !reset)
+    cfg.rebuild = VMAFCUDA_REBUILD_COLD;
+    CHECK(vmafcuda_scorer_new(&cfg, &cold) == VMAFCUDA_OK, "scorer_new with shots, rebuild cold");
+    if (!sc || !shots || !reset || !cold)
         return 1;
     CHECK(!strcmp(vmafcuda_backend_name(sc), "auto"), "backend before the first frame: %s",
           vmafcuda_backend_name(sc));
@@ -330,6 +332,7 @@ int main(int argc, char **argv)
         CHECK(rc >= 0 && rc <= 1, "push_host returned %d", rc);
         CHECK(vmafcuda_push_host(shots, &r, &d) >= 0, "push_host (shots)");
         CHECK(vmafcuda_push_host(reset, &r, &d) >= 0, "push_host (shots, rebuild reset)");
+        CHECK(vmafcuda_push_host(cold, &r, &d) >= 0, "push_host (shots, rebuild cold)");
         if (!keep_r) {
             keep_r = malloc(ry.frame_bytes);
             keep_d = malloc(dy.frame_bytes);
@@ -346,6 +349,7 @@ int main(int argc, char **argv)
     CHECK(vmafcuda_finish(sc) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_finish(shots) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_finish(reset) == 1, "finish flushes the last frame");
+    CHECK(vmafcuda_finish(cold) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_frame_count(sc, &count) == VMAFCUDA_OK && count == n_expected,
           "%zu frames scored, %zu expected (%d pushed)", count, n_expected, got);
 
@@ -391,6 +395,7 @@ int main(int argc, char **argv)
     }
     /* the shot boundary rebuilt the engine (default) or reset it in place: the same numbers */
     same_results(shots, reset, "rebuild full vs reset");
+    same_results(shots, cold, "rebuild full vs cold");
 
     if (keep_r) {
         /* the first frame again, for the error paths (buffers of a valid frame) */
@@ -404,6 +409,7 @@ int main(int argc, char **argv)
     vmafcuda_scorer_free(sc);
     vmafcuda_scorer_free(shots);
     vmafcuda_scorer_free(reset);
+    vmafcuda_scorer_free(cold);
     free(keep_r);
     free(keep_d);
     free(expected);

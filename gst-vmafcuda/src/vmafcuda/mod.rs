@@ -258,6 +258,11 @@ pub enum Rebuild {
     Full = 0,
     #[enum_value(name = "Reset the engine's state in place", nick = "reset")]
     Reset = 1,
+    #[enum_value(
+        name = "Full rebuild that also reloads the kernel modules and returns all memory to the driver (slower; for leak checks)",
+        nick = "cold"
+    )]
+    Cold = 2,
 }
 
 /// How the whole-stream pool keeps its values ([`vmafcuda::pool::Pooling`]).
@@ -288,6 +293,7 @@ impl From<Rebuild> for vmafcuda::Rebuild {
         match r {
             Rebuild::Full => vmafcuda::Rebuild::Full,
             Rebuild::Reset => vmafcuda::Rebuild::Reset,
+            Rebuild::Cold => vmafcuda::Rebuild::Cold,
         }
     }
 }
