@@ -569,6 +569,7 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
     i: usize,
     filt: &[u16; N],
     (sh_mu, sh_sq): (u32, u32),
+    sample_bits: u32,
     m: &mut Moments,
 ) {
     let half = N / 2;
@@ -588,34 +589,79 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
         c0 = w - w % chunk;
         let o = PAD..PAD + c0;
         let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
-        let out = vif_x86::VerticalOut {
-            mu1: &mut m.mu1[o.clone()],
-            mu2: &mut m.mu2[o.clone()],
-            sq: [
-                (&mut xl[o.clone()], &mut xh[o.clone()]),
-                (&mut yl[o.clone()], &mut yh[o.clone()]),
-                (&mut zl[o.clone()], &mut zh[o.clone()]),
-            ],
-        };
+        let (mu1, mu2) = (&mut m.mu1[o.clone()], &mut m.mu2[o.clone()]);
+        let (xl, xh, yl, yh) = (
+            &mut xl[o.clone()],
+            &mut xh[o.clone()],
+            &mut yl[o.clone()],
+            &mut yh[o.clone()],
+        );
+        let (zl, zh) = (&mut zl[o.clone()], &mut zh[o]);
         let shifts = vif_x86::WideShifts {
             mu: sh_mu,
             sq: sh_sq,
         };
-        match I::LEVEL {
-            // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); shifts asserted
-            // above; every row and output holds `c0` samples, a multiple of 16.
-            SimdLevel::Avx2 => unsafe {
-                vif_x86::vertical_wide_avx2(&rr, &dr, filt, shifts, out, c0)
-            },
-            // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
-            SimdLevel::Avx512 => unsafe {
-                vif_x86::vertical_wide_avx512(&rr, &dr, filt, shifts, out, c0)
-            },
-            // SAFETY: as above, inside `extract_avx512vnni`.
-            SimdLevel::Avx512Vnni => unsafe {
-                vif_x86::vertical_wide_avx512vnni(&rr, &dr, filt, shifts, out, c0)
-            },
-            SimdLevel::Scalar => unreachable!(),
+        macro_rules! out {
+            () => {
+                vif_x86::VerticalOut {
+                    mu1: &mut *mu1,
+                    mu2: &mut *mu2,
+                    sq: [
+                        (&mut *xl, &mut *xh),
+                        (&mut *yl, &mut *yh),
+                        (&mut *zl, &mut *zh),
+                    ],
+                }
+            };
+        }
+        macro_rules! run {
+            ($narrow:literal) => {
+                match I::LEVEL {
+                    // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); shifts
+                    // asserted above; every row and output holds `c0` samples, a multiple of
+                    // 16.
+                    SimdLevel::Avx2 => unsafe {
+                        vif_x86::vertical_wide_avx2::<N, $narrow>(
+                            &rr,
+                            &dr,
+                            filt,
+                            shifts,
+                            out!(),
+                            c0,
+                        )
+                    },
+                    // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
+                    SimdLevel::Avx512 => unsafe {
+                        vif_x86::vertical_wide_avx512::<N, $narrow>(
+                            &rr,
+                            &dr,
+                            filt,
+                            shifts,
+                            out!(),
+                            c0,
+                        )
+                    },
+                    // SAFETY: as above, inside `extract_avx512vnni`.
+                    SimdLevel::Avx512Vnni => unsafe {
+                        vif_x86::vertical_wide_avx512vnni::<N, $narrow>(
+                            &rr,
+                            &dr,
+                            filt,
+                            shifts,
+                            out!(),
+                            c0,
+                        )
+                    },
+                    SimdLevel::Scalar => unreachable!(),
+                }
+            };
+        }
+        // At up to 15 bits the narrow pass (fewer biased terms), checked: a sample above the
+        // depth that reaches 2^15 (bad input, e.g. MSB-aligned samples sent as LSB-aligned)
+        // makes it run again the general way, so every level gives the scalar loop's numbers
+        // for any input.
+        if !(sample_bits <= 15 && run!(true)) {
+            run!(false);
         }
     }
     while c0 < w {
@@ -941,13 +987,14 @@ fn scale_stats_wide<I: Isa, const N: usize>(
     [r, d]: [Img<u16>; 2],
     filt: &[u16; N],
     shifts: (u32, u32),
+    sample_bits: u32,
     moments: &mut Moments,
     table: &Log2Steps,
     gain_limit: f64,
 ) -> VifSums {
     let mut acc = VifSums::default();
     for i in 0..r.h {
-        vertical_moments_wide::<I, N>(r, d, i, filt, shifts, moments);
+        vertical_moments_wide::<I, N>(r, d, i, filt, shifts, sample_bits, moments);
         horizontal_stats::<I, N>(moments, r.w, filt, table, gain_limit, &mut acc);
     }
     acc
@@ -1091,6 +1138,7 @@ impl VifExtractor {
                     src,
                     &FILTER_0,
                     shifts,
+                    self.bpc,
                     &mut self.moments,
                     self.table,
                     self.gain_limit,
@@ -1104,7 +1152,8 @@ impl VifExtractor {
         }
         let (moments, table, gain) = (&mut self.moments, self.table, self.gain_limit);
         let [l1, l2, l3] = &mut self.levels;
-        sums[1] = scale_stats_wide::<I, 9>(l1.imgs(), &FILTER_1, (16, 16), moments, table, gain);
+        sums[1] =
+            scale_stats_wide::<I, 9>(l1.imgs(), &FILTER_1, (16, 16), 16, moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
         decimate::<I, _, 5>(
             l1.imgs(),
@@ -1114,7 +1163,8 @@ impl VifExtractor {
             acc,
             [&mut l2.r, &mut l2.d],
         );
-        sums[2] = scale_stats_wide::<I, 5>(l2.imgs(), &FILTER_2, (16, 16), moments, table, gain);
+        sums[2] =
+            scale_stats_wide::<I, 5>(l2.imgs(), &FILTER_2, (16, 16), 16, moments, table, gain);
         let acc = &mut moments.scratch.acc32[0];
         decimate::<I, _, 3>(
             l2.imgs(),
@@ -1124,7 +1174,8 @@ impl VifExtractor {
             acc,
             [&mut l3.r, &mut l3.d],
         );
-        sums[3] = scale_stats_wide::<I, 3>(l3.imgs(), &FILTER_3, (16, 16), moments, table, gain);
+        sums[3] =
+            scale_stats_wide::<I, 3>(l3.imgs(), &FILTER_3, (16, 16), 16, moments, table, gain);
         scores_from_sums(&sums)
     }
 
@@ -1217,6 +1268,94 @@ mod tests {
         *state ^= *state << 25;
         *state ^= *state >> 27;
         state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The narrow scale-0 vertical pass (fewer biased terms, for samples below 2^15) writes
+    /// exactly what the general pass writes when every sample is below 2^15, and reports when
+    /// one is not (the caller then runs the general pass), at every x86 level the CPU has.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn narrow_vertical_pass_equals_the_general_one_or_says_it_cannot() {
+        const N: usize = 17;
+        let n = 64;
+        let mut st = 0x000a_110f_7e57_u64;
+        for round in 0..60 {
+            let bits = [10u32, 12, 15, 16][round % 4];
+            let mut data: Vec<Vec<u16>> = (0..2 * N)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| (rng(&mut st) % (1 << bits)) as u16)
+                        .collect()
+                })
+                .collect();
+            if round % 5 == 4 {
+                // One sample at or above 2^15 somewhere.
+                let k = (rng(&mut st) % (2 * N as u64)) as usize;
+                let j = (rng(&mut st) % n as u64) as usize;
+                data[k][j] = 0x8000 | (rng(&mut st) as u16 & 0x7fff);
+            }
+            let all_below = data.iter().flatten().all(|&v| v < 0x8000);
+            let rows: [&[u16]; N] = std::array::from_fn(|k| data[k].as_slice());
+            let drows: [&[u16]; N] = std::array::from_fn(|k| data[N + k].as_slice());
+            let shifts = vif_x86::WideShifts {
+                mu: bits.min(16),
+                sq: 2 * (bits.min(16) - 8),
+            };
+            for level in SimdLevel::supported()
+                .into_iter()
+                .filter(|&l| l != SimdLevel::Scalar)
+            {
+                let mut outs: [[Vec<u16>; 8]; 2] =
+                    std::array::from_fn(|_| std::array::from_fn(|_| vec![0u16; n]));
+                let mut said = [true; 2];
+                for (narrow, (out, said)) in outs.iter_mut().zip(&mut said).enumerate() {
+                    let [m1, m2, xl, xh, yl, yh, zl, zh] = out;
+                    let out = vif_x86::VerticalOut {
+                        mu1: m1,
+                        mu2: m2,
+                        sq: [(xl, xh), (yl, yh), (zl, zh)],
+                    };
+                    let f = &FILTER_0;
+                    // SAFETY: `level` is supported by this CPU (SimdLevel::supported); taps fit;
+                    // shifts within 1..=16; every row and output holds n = 64 samples.
+                    *said = unsafe {
+                        match (level, narrow == 1) {
+                            (SimdLevel::Avx2, false) => vif_x86::vertical_wide_avx2::<N, false>(
+                                &rows, &drows, f, shifts, out, n,
+                            ),
+                            (SimdLevel::Avx2, true) => vif_x86::vertical_wide_avx2::<N, true>(
+                                &rows, &drows, f, shifts, out, n,
+                            ),
+                            (SimdLevel::Avx512, false) => {
+                                vif_x86::vertical_wide_avx512::<N, false>(
+                                    &rows, &drows, f, shifts, out, n,
+                                )
+                            }
+                            (SimdLevel::Avx512, true) => vif_x86::vertical_wide_avx512::<N, true>(
+                                &rows, &drows, f, shifts, out, n,
+                            ),
+                            (_, false) => vif_x86::vertical_wide_avx512vnni::<N, false>(
+                                &rows, &drows, f, shifts, out, n,
+                            ),
+                            (_, true) => vif_x86::vertical_wide_avx512vnni::<N, true>(
+                                &rows, &drows, f, shifts, out, n,
+                            ),
+                        }
+                    };
+                }
+                assert!(said[0], "the general pass always holds");
+                assert_eq!(
+                    said[1], all_below,
+                    "round {round} at {level}: narrow pass verdict"
+                );
+                if all_below {
+                    assert_eq!(
+                        outs[0], outs[1],
+                        "round {round} at {level}: narrow vs general"
+                    );
+                }
+            }
+        }
     }
 
     /// The branch-free block statistic equals libvmaf's scalar per-pixel code, on random and

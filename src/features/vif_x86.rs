@@ -190,6 +190,7 @@ pub(super) unsafe fn vertical_8_avx2(
 }
 
 /// Outputs and shifts of the general vertical pass (`vertical_moments_wide`).
+#[derive(Clone, Copy)]
 pub(super) struct WideShifts {
     /// Shift of `mu` (the bit depth at scale 0, 16 above), with rounding.
     pub mu: u32,
@@ -197,29 +198,43 @@ pub(super) struct WideShifts {
     pub sq: u32,
 }
 
+/// Whether term `q` of the general vertical pass (`[mu1, mu2, xx lo, xx hi, yy lo, yy hi,
+/// xy lo, xy hi]`) is biased into `i16` before `pmaddwd`. With `NARROW` (every sample below
+/// `2^15`: scale 0 at up to 15 bits) the samples and the high halves of their products
+/// (below `2^14`) are already non-negative `i16`, and only the low halves need the bias.
+#[inline(always)]
+const fn biased<const NARROW: bool>(q: usize) -> bool {
+    !NARROW || matches!(q, 2 | 4 | 6)
+}
+
 /// The general vertical pass (`vertical_moments_wide`) over columns `0..n` of 16-bit rows,
 /// `n` a multiple of 16, natural column order: `mu` from biased sample pairs, second moments
 /// from the biased 16-bit halves of the squares (`pmullw` / `pmulhuw`), each summed with
-/// `pmaddwd` and shifted like the portable loop.
+/// `pmaddwd` and shifted like the portable loop. With `NARROW`, only the terms that need it
+/// are biased ([`biased`]), which is right if every sample is below `2^15`: returns whether
+/// they all were (always true without `NARROW`); if not, the outputs are wrong and the caller
+/// runs the pass again without `NARROW`.
 ///
 /// # Safety
 /// The CPU must support AVX2; `taps_fit(filt)`; `1 <= sq <= 16`, `1 <= mu <= 16`; every row
 /// holds at least `n` samples, every output at least `n`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
+pub(super) unsafe fn vertical_wide_avx2<const N: usize, const NARROW: bool>(
     rows: &[&[u16]; N],
     drows: &[&[u16]; N],
     filt: &[u16; N],
     shifts: WideShifts,
     out: VerticalOut<'_>,
     n: usize,
-) {
+) -> bool {
     debug_assert!(taps_fit(filt) && n.is_multiple_of(16));
     debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
     debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
     let half = N / 2;
     let bias = _mm256_set1_epi16(i16::MIN);
+    // Every sample read, or-ed: whether `NARROW` held.
+    let mut seen = _mm256_setzero_si256();
     let unbias = _mm256_set1_epi32(i32::MIN);
     let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
     let up = _mm_cvtsi32_si128(16 - sh_sq);
@@ -233,8 +248,15 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
         .iter()
         .all(|o| o.len() >= n));
     for j0 in (0..n).step_by(16) {
-        // [mu1, mu2, xx lo, xx hi, yy lo, yy hi, xy lo, xy hi] per unpack half.
-        let mut acc = [[unbias; 8]; 2];
+        // [mu1, mu2, xx lo, xx hi, yy lo, yy hi, xy lo, xy hi] per unpack half; a biased term's
+        // accumulator starts at 2^31 (see the module docs), an unbiased one at 0.
+        let mut acc: [[_; 8]; 2] = [std::array::from_fn(|q| {
+            if biased::<NARROW>(q) {
+                unbias
+            } else {
+                _mm256_setzero_si256()
+            }
+        }); 2];
         for (k, &c) in filt.iter().enumerate().take(half + 1) {
             let (t, b) = (k, N - 1 - k);
             let c = u32::from(c);
@@ -242,6 +264,10 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
             // SAFETY: 16 samples from j0 < n - 15 of rows at least n long.
             let load = |r: &[u16]| unsafe { _mm256_loadu_si256(r.as_ptr().add(j0).cast()) };
             let (xt, xb, yt, yb) = (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+            if NARROW {
+                let both = _mm256_or_si256(_mm256_or_si256(xt, xb), _mm256_or_si256(yt, yb));
+                seen = _mm256_or_si256(seen, both);
+            }
             let px = [_mm256_unpacklo_epi16(xt, xb), _mm256_unpackhi_epi16(xt, xb)];
             let py = [_mm256_unpacklo_epi16(yt, yb), _mm256_unpackhi_epi16(yt, yb)];
             for h in 0..2 {
@@ -256,8 +282,12 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
                     _mm256_mullo_epi16(x, y),
                     _mm256_mulhi_epu16(x, y),
                 ];
-                for (a, v) in acc[h].iter_mut().zip(terms) {
-                    let v = _mm256_xor_si256(v, bias);
+                for (q, (a, v)) in acc[h].iter_mut().zip(terms).enumerate() {
+                    let v = if biased::<NARROW>(q) {
+                        _mm256_xor_si256(v, bias)
+                    } else {
+                        v
+                    };
                     *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, coef));
                 }
             }
@@ -290,6 +320,8 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize>(
             store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
         }
     }
+    // (the top bit of every 16-bit lane)
+    _mm256_testz_si256(seen, bias) == 1
 }
 
 /// Integer sums of the per-pixel statistic over a run of pixels: `[num_log, den_log,
@@ -655,19 +687,20 @@ macro_rules! avx512_filter_kernels {
         /// As [`vertical_wide_avx2`], with AVX-512 F and BW instead of AVX2.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn $vertical_wide<const N: usize>(
+        pub(super) unsafe fn $vertical_wide<const N: usize, const NARROW: bool>(
             rows: &[&[u16]; N],
             drows: &[&[u16]; N],
             filt: &[u16; N],
             shifts: WideShifts,
             out: VerticalOut<'_>,
             n: usize,
-        ) {
+        ) -> bool {
             debug_assert!(taps_fit(filt) && n.is_multiple_of(32));
             debug_assert!((1..=16).contains(&shifts.sq) && (1..=16).contains(&shifts.mu));
             debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
             let half = N / 2;
             let bias = _mm512_set1_epi16(i16::MIN);
+            let mut seen = _mm512_setzero_si512();
             let unbias = _mm512_set1_epi32(i32::MIN);
             let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
             let up = _mm_cvtsi32_si128(16 - sh_sq);
@@ -681,7 +714,13 @@ macro_rules! avx512_filter_kernels {
                 .iter()
                 .all(|o| o.len() >= n));
             for j0 in (0..n).step_by(32) {
-                let mut acc = [[unbias; 8]; 2];
+                let mut acc: [[_; 8]; 2] = [std::array::from_fn(|q| {
+                    if biased::<NARROW>(q) {
+                        unbias
+                    } else {
+                        _mm512_setzero_si512()
+                    }
+                }); 2];
                 for (k, &c) in filt.iter().enumerate().take(half + 1) {
                     let (t, b) = (k, N - 1 - k);
                     let c = u32::from(c);
@@ -690,6 +729,11 @@ macro_rules! avx512_filter_kernels {
                     let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
                     let (xt, xb, yt, yb) =
                         (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
+                    if NARROW {
+                        let both =
+                            _mm512_or_si512(_mm512_or_si512(xt, xb), _mm512_or_si512(yt, yb));
+                        seen = _mm512_or_si512(seen, both);
+                    }
                     let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
                     let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
                     for h in 0..2 {
@@ -704,8 +748,12 @@ macro_rules! avx512_filter_kernels {
                             _mm512_mullo_epi16(x, y),
                             _mm512_mulhi_epu16(x, y),
                         ];
-                        for (a, v) in acc[h].iter_mut().zip(terms) {
-                            let v = _mm512_xor_si512(v, bias);
+                        for (q, (a, v)) in acc[h].iter_mut().zip(terms).enumerate() {
+                            let v = if biased::<NARROW>(q) {
+                                _mm512_xor_si512(v, bias)
+                            } else {
+                                v
+                            };
                             *a = $mac!(*a, v, coef);
                         }
                     }
@@ -737,6 +785,7 @@ macro_rules! avx512_filter_kernels {
                     store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
                 }
             }
+            _mm512_movepi16_mask(seen) == 0
         }
     };
 }
