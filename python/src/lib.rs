@@ -24,7 +24,7 @@ use vmafcuda::frame::{PictureRef, Plane, PlaneBuf, Samples};
 use vmafcuda::model::{Model, PredictOptions};
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::y4m::Y4mReader;
-use vmafcuda::{Geometry, Scorer, ScorerConfig};
+use vmafcuda::{Geometry, Rebuild, Scorer, ScorerConfig};
 
 create_exception!(
     vmafcuda,
@@ -70,6 +70,15 @@ fn check_shots(shots: &[usize]) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// `rebuild=`: what a shot boundary does to the engine (`full`, `reset` or `cold`).
+fn rebuild_mode(text: &str) -> PyResult<Rebuild> {
+    Rebuild::parse(text).ok_or_else(|| {
+        VmafError::new_err(format!(
+            "rebuild: unknown mode {text:?} (full, reset or cold)"
+        ))
+    })
 }
 
 fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -191,7 +200,8 @@ fn score_files(
 
 /// Scores a y4m pair; returns the CLI's JSON report as a dict.
 #[pyfunction]
-#[pyo3(signature = (reference, distorted, model="vmaf_v0.6.1", shots=None, backend="auto", psnr=false))]
+#[pyo3(signature = (reference, distorted, model="vmaf_v0.6.1", shots=None, backend="auto", psnr=false, rebuild="full"))]
+#[allow(clippy::too_many_arguments)]
 fn score<'py>(
     py: Python<'py>,
     reference: PathBuf,
@@ -200,12 +210,14 @@ fn score<'py>(
     shots: Option<Vec<usize>>,
     backend: &str,
     psnr: bool,
+    rebuild: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let backend = backend_request(backend)?;
     let shots = shots.unwrap_or_default();
     check_shots(&shots)?;
     let config = ScorerConfig {
         psnr,
+        rebuild: rebuild_mode(rebuild)?,
         shot_starts: shots,
         predict: PredictOptions::default(),
         ..ScorerConfig::new(load_model(model)?)
@@ -707,7 +719,7 @@ fn download_pair(ctx: &Context, planes: &[DevicePlane; 2], bpc: u32) -> PyResult
 #[pymethods]
 impl PyScorer {
     #[new]
-    #[pyo3(signature = (width, height, bpc=8, model="vmaf_v0.6.1", backend="auto", shots=None))]
+    #[pyo3(signature = (width, height, bpc=8, model="vmaf_v0.6.1", backend="auto", shots=None, rebuild="full"))]
     fn new(
         width: usize,
         height: usize,
@@ -715,11 +727,13 @@ impl PyScorer {
         model: &str,
         backend: &str,
         shots: Option<Vec<usize>>,
+        rebuild: &str,
     ) -> PyResult<Self> {
         let backend = backend_request(backend)?;
         let shots = shots.unwrap_or_default();
         check_shots(&shots)?;
         let config = ScorerConfig {
+            rebuild: rebuild_mode(rebuild)?,
             shot_starts: shots,
             ..ScorerConfig::new(load_model(model)?)
         };

@@ -101,6 +101,22 @@ def test_new_shot_equals_score_with_shots(y4m):
     assert streamed["frames"][25]["metrics"]["integer_motion2"] == 0
 
 
+def test_every_rebuild_mode_gives_the_same_shot_scores(y4m):
+    runs = {
+        mode: vmafcuda.score(
+            y4m(ROCKET[0]), y4m(ROCKET[1]), shots=[0, 25, 40], backend="cpu", rebuild=mode
+        )
+        for mode in ("full", "reset", "cold")
+    }
+    assert len(runs["full"]["shots"]) == 3
+    assert without_fps(runs["reset"]) == without_fps(runs["full"])
+    assert without_fps(runs["cold"]) == without_fps(runs["full"])
+    with pytest.raises(vmafcuda.VmafError, match="rebuild"):
+        vmafcuda.score(y4m(ROCKET[0]), y4m(ROCKET[1]), rebuild="sometimes")
+    with pytest.raises(vmafcuda.VmafError, match="rebuild"):
+        vmafcuda.Scorer(64, 64, rebuild="warm")
+
+
 def test_engine_errors_are_vmaf_errors(y4m, tmp_path):
     assert issubclass(vmafcuda.VmafError, ValueError)
     with pytest.raises(vmafcuda.VmafError, match="missing.y4m"):

@@ -19,6 +19,7 @@ def score(
     shots: Optional[Sequence[int]] = None,
     backend: str = "auto",
     psnr: bool = False,
+    rebuild: str = "full",  # "full", "reset" or "cold": what a shot boundary does; same scores
 ) -> Report:
     """Scores a y4m pair; returns the CLI's JSON report as a dict."""
 
@@ -34,6 +35,7 @@ class Scorer:
         model: str = "vmaf_v0.6.1",
         backend: str = "auto",  # "auto", "cpu", "cuda" or "cuda:N"
         shots: Optional[Sequence[int]] = None,
+        rebuild: str = "full",  # "full", "reset" or "cold": what a shot boundary does; same scores
     ) -> None: ...
     @property
     def backend(self) -> str:
