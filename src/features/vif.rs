@@ -183,7 +183,8 @@ pub fn scores_from_sums(sums: &[VifSums; 4]) -> VifScores {
 ///
 /// The explicit kernels of `vif_x86` are called when `LEVEL` says so: `Avx2` and `Avx512`
 /// are only instantiated inside [`VifExtractor::extract_avx2`] / `extract_avx512`, which run
-/// only on CPUs that have those instruction sets.
+/// only on CPUs that have those instruction sets. `Neon` (those of `vif_aarch64`) is only
+/// instantiated on aarch64, whose CPUs all have NEON, and picked only where it is detected.
 trait Isa {
     /// `roundpd` (SSE4.1) is available: `floor` is one instruction.
     const ROUND: bool;
