@@ -52,6 +52,9 @@ fi
 
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+# A one-off build: no debug info, no incremental state (a cold run took 3 min 20 s instead of
+# 5 min 14 s on two cores; the same optimised code, so what the tests check is unchanged).
+export CARGO_PROFILE_TEST_DEBUG=false CARGO_INCREMENTAL=0
 # C dependencies of the integration tests (zstd-sys) cross-compile with the same toolchain.
 export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
 export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar

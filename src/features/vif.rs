@@ -235,29 +235,12 @@ impl Isa for Neon {
 }
 
 /// Outputs of the vertical passes for columns `0..n` (the explicit kernels' view of
-/// [`Moments`]): `mu` rounded and shifted, second moments split into 16-bit halves.
+/// [`Moments`], see `Moments::vertical_out`): `mu` rounded and shifted, second moments split into 16-bit halves.
 pub(super) struct VerticalOut<'a> {
     pub mu1: &'a mut [u16],
     pub mu2: &'a mut [u16],
     /// `xx`, `yy`, `xy`: (low halves, high halves).
     pub sq: [(&'a mut [u16], &'a mut [u16]); 3],
-}
-
-impl Moments {
-    /// The kernels' view of columns `0..n` (from `PAD` on).
-    fn vertical_out(&mut self, n: usize) -> VerticalOut<'_> {
-        let o = PAD..PAD + n;
-        let [[xl, xh], [yl, yh], [zl, zh]] = &mut self.sq;
-        VerticalOut {
-            mu1: &mut self.mu1[o.clone()],
-            mu2: &mut self.mu2[o.clone()],
-            sq: [
-                (&mut xl[o.clone()], &mut xh[o.clone()]),
-                (&mut yl[o.clone()], &mut yh[o.clone()]),
-                (&mut zl[o.clone()], &mut zh[o.clone()]),
-            ],
-        }
-    }
 }
 
 /// Outputs and shifts of the general vertical pass (`vertical_moments_wide`).
@@ -272,7 +255,7 @@ pub(super) struct WideShifts {
 /// num_non_log, den_non_log]` (libvmaf's accumulators, see `VifSums`).
 pub(super) type StatSums = [i64; 4];
 
-/// Constants of the statistic, shared with `vif.rs`'s `block_stats`.
+/// Constants of the statistic that the explicit kernels share with [`block_stats`].
 pub(super) struct StatParams<'a> {
     /// `log2_steps()`: 4096 entries.
     pub steps: &'a [u32; 4096],
@@ -537,6 +520,21 @@ impl Moments {
         mirror_pad(&mut self.mu2, w, half);
         for half_word in self.sq.iter_mut().flatten() {
             mirror_pad(half_word, w, half);
+        }
+    }
+
+    /// The explicit kernels' view of columns `0..n` (from `PAD` on).
+    fn vertical_out(&mut self, n: usize) -> VerticalOut<'_> {
+        let o = PAD..PAD + n;
+        let [[xl, xh], [yl, yh], [zl, zh]] = &mut self.sq;
+        VerticalOut {
+            mu1: &mut self.mu1[o.clone()],
+            mu2: &mut self.mu2[o.clone()],
+            sq: [
+                (&mut xl[o.clone()], &mut xh[o.clone()]),
+                (&mut yl[o.clone()], &mut yh[o.clone()]),
+                (&mut zl[o.clone()], &mut zh[o.clone()]),
+            ],
         }
     }
 }
@@ -1480,7 +1478,7 @@ mod tests {
     }
 
     fn check_vertical_passes<I: Isa>() {
-        let mut st = 0x5eed_0f_7e57_u64;
+        let mut st = 0x005e_ed0f_7e57_u64;
         let h = 19;
         for (round, w) in WIDTHS.into_iter().filter(|&w| w >= 8).enumerate() {
             for pattern in 0..4 {
