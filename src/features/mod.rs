@@ -5,5 +5,7 @@ pub mod motion;
 pub mod psnr;
 pub mod simd;
 pub mod vif;
+#[cfg(target_arch = "aarch64")]
+mod vif_aarch64;
 #[cfg(target_arch = "x86_64")]
 mod vif_x86;

@@ -3,8 +3,9 @@
 //! Every level computes the same integers and the same IEEE doubles (no fused multiply-adds, no
 //! reordered floating-point sums), so the choice changes speed only. The level is picked once
 //! per process: the best the CPU has, or the one `VMAFCUDA_CPU_SIMD` names (`scalar`, `avx2`,
-//! `avx512`, `avx512vnni`); a request above what the CPU supports falls back to the best supported level with
-//! a message on stderr. Extractors can also be given a level explicitly (tests run every
+//! `avx512`, `avx512vnni` on x86-64, `neon` on aarch64); a request above what the CPU supports,
+//! or for another architecture, falls back to the best supported level with a message on
+//! stderr. Extractors can also be given a level explicitly (tests run every
 //! supported level side by side in one process).
 
 use std::sync::OnceLock;
@@ -12,7 +13,8 @@ use std::sync::OnceLock;
 /// The environment variable that forces a level.
 pub const SIMD_ENV: &str = "VMAFCUDA_CPU_SIMD";
 
-/// An instruction-set level of the CPU kernels, ordered from least to most capable.
+/// An instruction-set level of the CPU kernels. The x86-64 levels are ordered from least to most
+/// capable; [`SimdLevel::Neon`] (aarch64) comes last but is only compared with `Scalar`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdLevel {
     /// Baseline code for the target (SSE2 on x86-64, whatever the compiler makes of it).
@@ -24,15 +26,18 @@ pub enum SimdLevel {
     /// AVX-512 with VNNI (`vpdpwssd`, a fused 16-bit multiply-add; Ice Lake, Sapphire Rapids,
     /// Zen 4 and later). Only VIF's filters differ from [`SimdLevel::Avx512`].
     Avx512Vnni,
+    /// Advanced SIMD (aarch64, where every CPU has it).
+    Neon,
 }
 
 impl SimdLevel {
     /// Every level, lowest first.
-    pub const ALL: [SimdLevel; 4] = [
+    pub const ALL: [SimdLevel; 5] = [
         SimdLevel::Scalar,
         SimdLevel::Avx2,
         SimdLevel::Avx512,
         SimdLevel::Avx512Vnni,
+        SimdLevel::Neon,
     ];
 
     /// The name `VMAFCUDA_CPU_SIMD` takes.
@@ -42,6 +47,7 @@ impl SimdLevel {
             SimdLevel::Avx2 => "avx2",
             SimdLevel::Avx512 => "avx512",
             SimdLevel::Avx512Vnni => "avx512vnni",
+            SimdLevel::Neon => "neon",
         }
     }
 
@@ -71,8 +77,21 @@ impl SimdLevel {
                 SimdLevel::Avx512.is_supported()
                     && std::arch::is_x86_feature_detected!("avx512vnni")
             }
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(target_arch = "aarch64")]
+            SimdLevel::Neon => std::arch::is_aarch64_feature_detected!("neon"),
             _ => false,
+        }
+    }
+
+    /// Whether the level belongs to the architecture this build targets (`Scalar` belongs to
+    /// every one).
+    pub fn is_native(self) -> bool {
+        match self {
+            SimdLevel::Scalar => true,
+            SimdLevel::Avx2 | SimdLevel::Avx512 | SimdLevel::Avx512Vnni => {
+                cfg!(target_arch = "x86_64")
+            }
+            SimdLevel::Neon => cfg!(target_arch = "aarch64"),
         }
     }
 
@@ -117,11 +136,20 @@ impl SimdLevel {
             None => (
                 best,
                 Some(format!(
-                    "{SIMD_ENV}={raw:?} is not one of scalar, avx2, avx512, avx512vnni; using {}",
+                    "{SIMD_ENV}={raw:?} is not one of scalar, avx2, avx512, avx512vnni, neon; \
+                     using {}",
                     best.name()
                 )),
             ),
             Some(l) if l.is_supported() => (l, None),
+            Some(l) if !l.is_native() => (
+                best,
+                Some(format!(
+                    "{SIMD_ENV}={} is for another architecture; using {}",
+                    l.name(),
+                    best.name()
+                )),
+            ),
             Some(l) => (
                 best,
                 Some(format!(
@@ -133,11 +161,14 @@ impl SimdLevel {
         }
     }
 
-    /// `self` if the CPU supports it, else the best level it does (what an extractor given
-    /// an explicit level runs).
+    /// `self` if the CPU supports it, else the best level below it that the CPU does, or for a
+    /// level of another architecture the best level the CPU has (what an extractor given an
+    /// explicit level runs).
     pub fn capped(self) -> SimdLevel {
         if self.is_supported() {
             self
+        } else if !self.is_native() {
+            SimdLevel::detected()
         } else {
             SimdLevel::detected().min(self)
         }
@@ -169,6 +200,23 @@ mod tests {
             assert_eq!(got, level.capped());
             assert_eq!(note.is_some(), !level.is_supported());
         }
+    }
+
+    #[test]
+    fn levels_of_other_architectures_fall_back_to_the_best() {
+        for level in SimdLevel::ALL {
+            assert!(!level.is_supported() || level.is_native(), "{level}");
+            if !level.is_native() {
+                assert_eq!(level.capped(), SimdLevel::detected());
+                let (_, note) = SimdLevel::from_request(Some(level.name()));
+                assert!(note.is_some_and(|n| n.contains("another architecture")));
+            }
+        }
+        assert_eq!(
+            SimdLevel::Neon.is_supported(),
+            cfg!(target_arch = "aarch64")
+        );
+        assert_eq!(SimdLevel::parse("NEON"), Some(SimdLevel::Neon));
     }
 
     #[test]

@@ -29,7 +29,9 @@
 //! statistic runs branch-free on blocks of pixels, with the exact `f64` arithmetic of libvmaf.
 //! These portable loops are the `scalar` level; at the `avx2`, `avx512` and `avx512vnni` levels
 //! (`super::simd::SimdLevel`) explicit kernels (`vif_x86`) take the whole vectors of every
-//! filter but scale 3's and of the statistic, and the portable loops the leftover columns.
+//! filter but scale 3's and of the statistic, and the portable loops the leftover columns. At
+//! the `neon` level (aarch64) the kernels of `vif_aarch64` take the whole vectors of every
+//! filter, scale 3's included, and of the statistic.
 //!
 //! Frames must be at least 17x17 (libvmaf itself crashes at 16 and below; [`VifExtractor::new`]
 //! panics; `tests/small_frames.rs` checks 17-pixel pictures against libvmaf).
@@ -37,6 +39,8 @@
 use std::sync::OnceLock;
 
 use super::simd::SimdLevel;
+#[cfg(target_arch = "aarch64")]
+use super::vif_aarch64;
 #[cfg(target_arch = "x86_64")]
 use super::vif_x86;
 use crate::frame::{Plane, Samples};
@@ -132,7 +136,7 @@ fn log2_steps() -> &'static Log2Steps {
 
 /// Table entry `o` of a [`Log2Steps`] block.
 #[inline(always)]
-fn log2_step_lookup(e: u32, o: u32) -> u32 {
+pub(super) fn log2_step_lookup(e: u32, o: u32) -> u32 {
     (e & 0xffff) + u32::from(o >= (e >> 16) & 0xff) + u32::from(o >= e >> 24)
 }
 
@@ -179,14 +183,15 @@ pub fn scores_from_sums(sums: &[VifSums; 4]) -> VifScores {
 ///
 /// The explicit kernels of `vif_x86` are called when `LEVEL` says so: `Avx2` and `Avx512`
 /// are only instantiated inside [`VifExtractor::extract_avx2`] / `extract_avx512`, which run
-/// only on CPUs that have those instruction sets.
+/// only on CPUs that have those instruction sets. `Neon` (those of `vif_aarch64`) is only
+/// instantiated on aarch64, whose CPUs all have NEON, and picked only where it is detected.
 trait Isa {
     /// `roundpd` (SSE4.1) is available: `floor` is one instruction.
     const ROUND: bool;
     const LEVEL: SimdLevel;
 }
 
-/// Baseline x86-64 (or any other architecture).
+/// The baseline of the target (x86-64, aarch64 or any other architecture).
 struct Portable;
 impl Isa for Portable {
     const ROUND: bool = false;
@@ -220,7 +225,50 @@ impl Isa for Avx512Vnni {
     const LEVEL: SimdLevel = SimdLevel::Avx512Vnni;
 }
 
-/// Whether the explicit filter kernels take `filt` (always false off x86-64).
+/// NEON (aarch64): `frintm` is always there, so `ROUND`.
+#[cfg(target_arch = "aarch64")]
+struct Neon;
+#[cfg(target_arch = "aarch64")]
+impl Isa for Neon {
+    const ROUND: bool = true;
+    const LEVEL: SimdLevel = SimdLevel::Neon;
+}
+
+/// Outputs of the vertical passes for columns `0..n` (the explicit kernels' view of
+/// [`Moments`], see `Moments::vertical_out`): `mu` rounded and shifted, second moments split into 16-bit halves.
+pub(super) struct VerticalOut<'a> {
+    pub mu1: &'a mut [u16],
+    pub mu2: &'a mut [u16],
+    /// `xx`, `yy`, `xy`: (low halves, high halves).
+    pub sq: [(&'a mut [u16], &'a mut [u16]); 3],
+}
+
+/// Outputs and shifts of the general vertical pass (`vertical_moments_wide`).
+#[derive(Clone, Copy)]
+pub(super) struct WideShifts {
+    /// Shift of `mu` (the bit depth at scale 0, 16 above), with rounding.
+    pub mu: u32,
+    /// Shift of the second moments (1..=16), with rounding.
+    pub sq: u32,
+}
+
+/// Integer sums of the per-pixel statistic over a run of pixels: `[num_log, den_log,
+/// num_non_log, den_non_log]` (libvmaf's accumulators, see `VifSums`).
+pub(super) type StatSums = [i64; 4];
+
+/// Constants of the statistic that the explicit kernels share with [`block_stats`].
+pub(super) struct StatParams<'a> {
+    /// `log2_steps()`: 4096 entries.
+    pub steps: &'a [u32; 4096],
+    pub gain_limit: f64,
+    /// `65536e-10`, the guard added to `sigma1_sq` in the gain.
+    pub eps: f64,
+    /// The noise variance 2.0 in Q16 (131072).
+    pub nsq: i32,
+}
+
+/// Whether the explicit x86 filter kernels take `filt` (always false off x86-64; the NEON
+/// kernels take every filter and keep the column order, so decimation needs no reordering).
 #[inline(always)]
 fn vif_x86_taps_fit<const N: usize>(filt: &[u16; N]) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -241,13 +289,17 @@ fn vector_chunk<I: Isa>() -> usize {
         SimdLevel::Scalar => 0,
         SimdLevel::Avx2 => 16,
         SimdLevel::Avx512 | SimdLevel::Avx512Vnni => 32,
+        SimdLevel::Neon => 8,
     }
 }
 
 /// `out[j] = sum_k filt[k] * src[j + k]` (wrapping `u32`) for every `j < out.len()`, or with
 /// `lo`, [`filter_row_split`] of (`lo`, `src`). The explicit kernels take the whole blocks
 /// they can (in their output order, see `vif_x86`), the portable loops the rest.
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_mut, unused_variables)
+)]
 #[inline(always)]
 fn filter_row<I: Isa, const N: usize>(
     src: &[u16],
@@ -272,8 +324,14 @@ fn filter_row<I: Isa, const N: usize>(
             SimdLevel::Avx512Vnni => unsafe {
                 vif_x86::hfilter_avx512vnni(src, lo, filt, out, done)
             },
-            SimdLevel::Scalar => unreachable!(),
+            _ => unreachable!(),
         }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if chunk > 0 {
+        done = n - n % chunk;
+        // SAFETY: LEVEL is Neon only where the CPU has NEON (every aarch64 CPU, see `Isa`).
+        unsafe { vif_aarch64::hfilter_neon(src, lo, filt, out, done) };
     }
     let (src, out) = (&src[done..], &mut out[done..]);
     match lo {
@@ -465,12 +523,30 @@ impl Moments {
             mirror_pad(half_word, w, half);
         }
     }
+
+    /// The explicit kernels' view of columns `0..n` (from `PAD` on).
+    fn vertical_out(&mut self, n: usize) -> VerticalOut<'_> {
+        let o = PAD..PAD + n;
+        let [[xl, xh], [yl, yh], [zl, zh]] = &mut self.sq;
+        VerticalOut {
+            mu1: &mut self.mu1[o.clone()],
+            mu2: &mut self.mu2[o.clone()],
+            sq: [
+                (&mut xl[o.clone()], &mut xh[o.clone()]),
+                (&mut yl[o.clone()], &mut yh[o.clone()]),
+                (&mut zl[o.clone()], &mut zh[o.clone()]),
+            ],
+        }
+    }
 }
 
 /// Vertical pass of scale 0 for 8-bit pictures: every sum fits `u32` and libvmaf keeps the
 /// second moments unshifted. Taps outermost over blocks of columns, so that every loop streams
 /// a few rows and vectorises.
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_mut, unused_variables)
+)]
 #[inline(always)]
 fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments) {
     let w = r.w;
@@ -485,17 +561,7 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
     #[cfg(target_arch = "x86_64")]
     if chunk > 0 {
         c0 = w - w % chunk;
-        let o = PAD..PAD + c0;
-        let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
-        let out = vif_x86::VerticalOut {
-            mu1: &mut m.mu1[o.clone()],
-            mu2: &mut m.mu2[o.clone()],
-            sq: [
-                (&mut xl[o.clone()], &mut xh[o.clone()]),
-                (&mut yl[o.clone()], &mut yh[o.clone()]),
-                (&mut zl[o.clone()], &mut zh[o.clone()]),
-            ],
-        };
+        let out = m.vertical_out(c0);
         match I::LEVEL {
             // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); every row and
             // output holds `c0` samples, a multiple of 16.
@@ -508,8 +574,14 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
             SimdLevel::Avx512Vnni => unsafe {
                 vif_x86::vertical_8_avx512vnni(&rr, &dr, &FILTER_0, out, c0)
             },
-            SimdLevel::Scalar => unreachable!(),
+            _ => unreachable!(),
         }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if chunk > 0 {
+        c0 = w - w % chunk;
+        // SAFETY: LEVEL is Neon only where the CPU has NEON (every aarch64 CPU, see `Isa`).
+        unsafe { vif_aarch64::vertical_8_neon(&rr, &dr, &FILTER_0, m.vertical_out(c0), c0) };
     }
     while c0 < w {
         let n = BLOCK.min(w - c0);
@@ -561,7 +633,10 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
 /// `sh_mu`; the second moments, `(sum(c x²) + round) >> sh_sq` of a `u64` sum in libvmaf, are
 /// summed as 16-bit halves of `x²` in `u32` lanes (as in [`filter_row_split`]), both with
 /// rounding.
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_mut, unused_variables)
+)]
 #[inline(always)]
 fn vertical_moments_wide<I: Isa, const N: usize>(
     r: Img<u16>,
@@ -587,33 +662,10 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
     #[cfg(target_arch = "x86_64")]
     if chunk > 0 && vif_x86::taps_fit(filt) {
         c0 = w - w % chunk;
-        let o = PAD..PAD + c0;
-        let [[xl, xh], [yl, yh], [zl, zh]] = &mut m.sq;
-        let (mu1, mu2) = (&mut m.mu1[o.clone()], &mut m.mu2[o.clone()]);
-        let (xl, xh, yl, yh) = (
-            &mut xl[o.clone()],
-            &mut xh[o.clone()],
-            &mut yl[o.clone()],
-            &mut yh[o.clone()],
-        );
-        let (zl, zh) = (&mut zl[o.clone()], &mut zh[o]);
-        let shifts = vif_x86::WideShifts {
+        let shifts = WideShifts {
             mu: sh_mu,
             sq: sh_sq,
         };
-        macro_rules! out {
-            () => {
-                vif_x86::VerticalOut {
-                    mu1: &mut *mu1,
-                    mu2: &mut *mu2,
-                    sq: [
-                        (&mut *xl, &mut *xh),
-                        (&mut *yl, &mut *yh),
-                        (&mut *zl, &mut *zh),
-                    ],
-                }
-            };
-        }
         macro_rules! run {
             ($narrow:literal) => {
                 match I::LEVEL {
@@ -626,7 +678,7 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
                             &dr,
                             filt,
                             shifts,
-                            out!(),
+                            m.vertical_out(c0),
                             c0,
                         )
                     },
@@ -637,7 +689,7 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
                             &dr,
                             filt,
                             shifts,
-                            out!(),
+                            m.vertical_out(c0),
                             c0,
                         )
                     },
@@ -648,21 +700,31 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
                             &dr,
                             filt,
                             shifts,
-                            out!(),
+                            m.vertical_out(c0),
                             c0,
                         )
                     },
-                    SimdLevel::Scalar => unreachable!(),
+                    _ => unreachable!(),
                 }
             };
         }
-        // At up to 15 bits the narrow pass (fewer biased terms), checked: a sample above the
-        // depth that reaches 2^15 (bad input, e.g. MSB-aligned samples sent as LSB-aligned)
-        // makes it run again the general way, so every level gives the scalar loop's numbers
-        // for any input.
+        // At up to 15 bits the narrow pass (fewer biased terms), checked: a sample that
+        // reaches 2^15 (bad input, e.g. MSB-aligned samples sent as LSB-aligned) makes it run
+        // again the general way, so the narrow pass never changes a number.
         if !(sample_bits <= 15 && run!(true)) {
             run!(false);
         }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if chunk > 0 {
+        c0 = w - w % chunk;
+        let shifts = WideShifts {
+            mu: sh_mu,
+            sq: sh_sq,
+        };
+        let out = m.vertical_out(c0);
+        // SAFETY: LEVEL is Neon only where the CPU has NEON (every aarch64 CPU, see `Isa`).
+        unsafe { vif_aarch64::vertical_wide_neon(&rr, &dr, filt, shifts, out, c0) };
     }
     while c0 < w {
         let n = BLOCK.min(w - c0);
@@ -787,7 +849,10 @@ fn filter_row_split<const N: usize>(lo: &[u16], hi: &[u16], filt: &[u16; N], out
 }
 
 /// Horizontal pass over one row of moments and the per-pixel statistic.
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, unused_variables))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_mut, unused_variables)
+)]
 #[inline(always)]
 fn horizontal_stats<I: Isa, const N: usize>(
     m: &mut Moments,
@@ -825,28 +890,36 @@ fn horizontal_stats<I: Isa, const N: usize>(
         }
         // The explicit kernels take whole vectors of pixels, the portable loops the rest.
         let mut start = 0;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if I::LEVEL != SimdLevel::Scalar {
             let f = [&mu1[..], &mu2[..], &xx[..], &yy[..], &xy[..]];
-            let params = vif_x86::StatParams {
+            let params = StatParams {
                 steps: table,
                 gain_limit,
                 eps: EPS,
                 nsq: SIGMA_NSQ,
             };
             let sums = match I::LEVEL {
+                #[cfg(target_arch = "x86_64")]
                 SimdLevel::Avx2 => {
                     start = n - n % 4;
                     // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); every
                     // slice holds n >= start values.
                     unsafe { vif_x86::stats_avx2(f, start, &params) }
                 }
+                #[cfg(target_arch = "x86_64")]
                 SimdLevel::Avx512 | SimdLevel::Avx512Vnni => {
                     start = n - n % 8;
                     // SAFETY: as above, inside `extract_avx512` or `extract_avx512vnni`.
                     unsafe { vif_x86::stats_avx512(f, start, &params) }
                 }
-                SimdLevel::Scalar => unreachable!(),
+                #[cfg(target_arch = "aarch64")]
+                SimdLevel::Neon => {
+                    start = n - n % 4;
+                    // SAFETY: LEVEL is Neon only where the CPU has NEON (every aarch64 CPU).
+                    unsafe { vif_aarch64::stats_neon(f, start, &params) }
+                }
+                _ => unreachable!(),
             };
             acc.merge(&VifSums {
                 num_log: sums[0],
@@ -1078,6 +1151,8 @@ impl VifExtractor {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, for AVX-512 F/BW/DQ/VL and VNNI.
             SimdLevel::Avx512Vnni => unsafe { self.extract_avx512vnni(reference, distorted) },
+            #[cfg(target_arch = "aarch64")]
+            SimdLevel::Neon => self.extract_impl::<Neon>(reference, distorted),
             _ => self.extract_impl::<Portable>(reference, distorted),
         }
     }
@@ -1297,7 +1372,7 @@ mod tests {
             let all_below = data.iter().flatten().all(|&v| v < 0x8000);
             let rows: [&[u16]; N] = std::array::from_fn(|k| data[k].as_slice());
             let drows: [&[u16]; N] = std::array::from_fn(|k| data[N + k].as_slice());
-            let shifts = vif_x86::WideShifts {
+            let shifts = WideShifts {
                 mu: bits.min(16),
                 sq: 2 * (bits.min(16) - 8),
             };
@@ -1310,7 +1385,7 @@ mod tests {
                 let mut said = [true; 2];
                 for (narrow, (out, said)) in outs.iter_mut().zip(&mut said).enumerate() {
                     let [m1, m2, xl, xh, yl, yh, zl, zh] = out;
-                    let out = vif_x86::VerticalOut {
+                    let out = VerticalOut {
                         mu1: m1,
                         mu2: m2,
                         sq: [(xl, xh), (yl, yh), (zl, zh)],
@@ -1406,6 +1481,312 @@ mod tests {
                 {
                     let got = block_stats::<Avx2>(sig, &mut idx, log2_steps(), gain);
                     assert_eq!(got, want, "round {round} gain {gain} (roundpd)");
+                }
+            }
+        }
+    }
+
+    /// Runs `$check::<I>()` for every explicit-kernel level `I` the CPU has (NEON on aarch64,
+    /// the AVX levels on x86-64) and returns the names of those that ran.
+    macro_rules! at_each_kernel_level {
+        ($check:ident) => {{
+            #[allow(unused_mut)]
+            let mut ran: Vec<SimdLevel> = Vec::new();
+            #[cfg(target_arch = "aarch64")]
+            if SimdLevel::Neon.is_supported() {
+                $check::<Neon>();
+                ran.push(SimdLevel::Neon);
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                if SimdLevel::Avx2.is_supported() {
+                    $check::<Avx2>();
+                    ran.push(SimdLevel::Avx2);
+                }
+                if SimdLevel::Avx512.is_supported() {
+                    $check::<Avx512>();
+                    ran.push(SimdLevel::Avx512);
+                }
+                if SimdLevel::Avx512Vnni.is_supported() {
+                    $check::<Avx512Vnni>();
+                    ran.push(SimdLevel::Avx512Vnni);
+                }
+            }
+            eprintln!("kernel levels checked: {ran:?}");
+            ran
+        }};
+    }
+
+    /// Sample values of a depth: random, all maximal, all zero, alternating extremes.
+    fn samples(st: &mut u64, len: usize, bits: u32, pattern: u64) -> Vec<u16> {
+        let max = ((1u32 << bits) - 1) as u16;
+        (0..len)
+            .map(|j| match pattern % 4 {
+                0 => (rng(st) >> 20) as u16 & max,
+                1 => max,
+                2 => 0,
+                _ => {
+                    if (j / 3) % 2 == 0 {
+                        max
+                    } else {
+                        0
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Widths that hit every remainder of the kernels' blocks (8, 16, 32) and `BLOCK`.
+    const WIDTHS: [usize; 16] = [1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128];
+
+    /// The column order of [`filter_row`] at level `I`: the x86 kernels store each block as its
+    /// even outputs, then its odd ones (see `vif_x86`), the NEON kernels and the portable loops
+    /// in column order.
+    fn in_column_order<I: Isa, const N: usize>(out: &[u32], filt: &[u16; N]) -> Vec<u32> {
+        let mut v = out.to_vec();
+        let permuted = !matches!(I::LEVEL, SimdLevel::Scalar | SimdLevel::Neon);
+        if permuted && vif_x86_taps_fit(filt) {
+            let chunk = vector_chunk::<I>();
+            let done = out.len() - out.len() % chunk;
+            for q in (0..done).step_by(chunk) {
+                for i in 0..chunk / 2 {
+                    v[q + 2 * i] = out[q + i];
+                    v[q + 2 * i + 1] = out[q + chunk / 2 + i];
+                }
+            }
+        }
+        v
+    }
+
+    fn check_filter_rows<I: Isa>() {
+        fn one<I: Isa, const N: usize>(filt: &[u16; N], st: &mut u64) {
+            for (round, n) in WIDTHS.into_iter().enumerate() {
+                for bits in [8, 10, 12, 16] {
+                    let pattern = (round + bits as usize) as u64;
+                    let hi = samples(st, n + N - 1, bits, pattern);
+                    let lo = samples(st, n + N - 1, 16, pattern + 1);
+                    for lo in [None, Some(&lo[..])] {
+                        let mut want = vec![0u32; n];
+                        let mut got = vec![0u32; n];
+                        filter_row::<Portable, N>(&hi, lo, filt, &mut want);
+                        filter_row::<I, N>(&hi, lo, filt, &mut got);
+                        let got = in_column_order::<I, N>(&got, filt);
+                        assert_eq!(
+                            got,
+                            want,
+                            "{} N={N} n={n} bits={bits} split={}",
+                            I::LEVEL,
+                            lo.is_some()
+                        );
+                    }
+                }
+            }
+        }
+        let mut st = 0x0bad_cafe_1234_5678u64;
+        one::<I, 17>(&FILTER_0, &mut st);
+        one::<I, 9>(&FILTER_1, &mut st);
+        one::<I, 5>(&FILTER_2, &mut st);
+        one::<I, 3>(&FILTER_3, &mut st);
+    }
+
+    /// The explicit horizontal filters equal the portable ones on every filter, row length,
+    /// depth and extreme sample pattern, with and without the split second moments.
+    #[test]
+    fn kernel_filter_rows_match_portable() {
+        at_each_kernel_level!(check_filter_rows);
+    }
+
+    /// Every column of the vertical pass's outputs.
+    fn moments_of(m: &Moments, w: usize) -> Vec<Vec<u16>> {
+        let mut v = vec![m.mu1[PAD..PAD + w].to_vec(), m.mu2[PAD..PAD + w].to_vec()];
+        v.extend(m.sq.iter().flatten().map(|s| s[PAD..PAD + w].to_vec()));
+        v
+    }
+
+    fn check_vertical_passes<I: Isa>() {
+        let mut st = 0x005e_ed0f_7e57_u64;
+        let h = 19;
+        for (round, w) in WIDTHS.into_iter().filter(|&w| w >= 8).enumerate() {
+            for pattern in 0..4 {
+                let p = (round + pattern) as u64;
+                // 8-bit scale 0
+                let r8: Vec<u8> = samples(&mut st, w * h, 8, p)
+                    .iter()
+                    .map(|&v| v as u8)
+                    .collect();
+                let d8: Vec<u8> = samples(&mut st, w * h, 8, p + 1)
+                    .iter()
+                    .map(|&v| v as u8)
+                    .collect();
+                let img8 = |data| Img {
+                    data,
+                    w,
+                    h,
+                    stride: w,
+                };
+                let (mut want, mut got) = (Moments::new(w), Moments::new(w));
+                for i in [0, 1, 8, h - 1] {
+                    vertical_moments_8::<Portable>(img8(&r8), img8(&d8), i, &mut want);
+                    vertical_moments_8::<I>(img8(&r8), img8(&d8), i, &mut got);
+                    assert_eq!(
+                        moments_of(&got, w),
+                        moments_of(&want, w),
+                        "{} 8-bit w={w} row {i}",
+                        I::LEVEL
+                    );
+                }
+                // Deeper scale 0, and scales 1..3 of 16-bit samples.
+                for bits in [9, 10, 12, 16] {
+                    let r = samples(&mut st, w * h, bits, p);
+                    let d = samples(&mut st, w * h, bits, p + 2);
+                    let img = |data| Img {
+                        data,
+                        w,
+                        h,
+                        stride: w,
+                    };
+                    let (r, d) = (img(&r[..]), img(&d[..]));
+                    let shifts = (bits, 2 * (bits - 8));
+                    for i in [0, 2, 9, h - 1] {
+                        macro_rules! both {
+                            ($n:literal, $filt:expr, $sh:expr, $bits:expr) => {
+                                vertical_moments_wide::<Portable, $n>(
+                                    r, d, i, $filt, $sh, $bits, &mut want,
+                                );
+                                vertical_moments_wide::<I, $n>(
+                                    r, d, i, $filt, $sh, $bits, &mut got,
+                                );
+                                assert_eq!(
+                                    moments_of(&got, w),
+                                    moments_of(&want, w),
+                                    "{} {bits}-bit N={} w={w} row {i}",
+                                    I::LEVEL,
+                                    $n
+                                );
+                            };
+                        }
+                        both!(17, &FILTER_0, shifts, bits);
+                        both!(9, &FILTER_1, (16, 16), 16);
+                        both!(5, &FILTER_2, (16, 16), 16);
+                        both!(3, &FILTER_3, (16, 16), 16);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The explicit vertical passes (8-bit scale 0, deeper scale 0, scales 1..3) equal the
+    /// portable ones on odd widths, every depth, extreme values and the mirrored edge rows.
+    #[test]
+    fn kernel_vertical_passes_match_portable() {
+        at_each_kernel_level!(check_vertical_passes);
+    }
+
+    fn check_horizontal_stats<I: Isa>() {
+        let mut st = 0xfeed_beef_0000_0001u64;
+        let table = log2_steps();
+        for (round, w) in WIDTHS.into_iter().chain([129, 200, 259]).enumerate() {
+            for pattern in 0..6u64 {
+                let (mut a, mut b) = (Moments::new(w), Moments::new(w));
+                // Random 16-bit moments (any sigma, wrapped or not), or consistent ones: the
+                // second moments the squares of mu's scale (sigma near 0, both branches).
+                let p = round as u64 + pattern;
+                let mu1 = samples(&mut st, w, 16, p);
+                let mu2 = samples(&mut st, w, 16, p + 1);
+                for (k, buf) in [&mut a.mu1, &mut a.mu2].into_iter().enumerate() {
+                    buf[PAD..PAD + w].copy_from_slice(if k == 0 { &mu1 } else { &mu2 });
+                }
+                for (q, [lo, hi]) in a.sq.iter_mut().enumerate() {
+                    let (x, y) = match q {
+                        0 => (&mu1, &mu1),
+                        1 => (&mu2, &mu2),
+                        _ => (&mu1, &mu2),
+                    };
+                    for j in 0..w {
+                        let v = if pattern >= 4 {
+                            let sq = (u64::from(x[j]) * u64::from(y[j])) >> 16;
+                            (sq as u32).wrapping_add((rng(&mut st) % 300_000) as u32)
+                        } else {
+                            rng(&mut st) as u32
+                        };
+                        lo[PAD + j] = v as u16;
+                        hi[PAD + j] = (v >> 16) as u16;
+                    }
+                }
+                b.mu1.copy_from_slice(&a.mu1);
+                b.mu2.copy_from_slice(&a.mu2);
+                for (sb, sa) in b.sq.iter_mut().zip(&a.sq) {
+                    sb[0].copy_from_slice(&sa[0]);
+                    sb[1].copy_from_slice(&sa[1]);
+                }
+                for gain in [1.0, DEFAULT_VIF_ENHN_GAIN_LIMIT] {
+                    macro_rules! both {
+                        ($n:literal, $filt:expr) => {
+                            let (mut want, mut got) = (VifSums::default(), VifSums::default());
+                            horizontal_stats::<Portable, $n>(
+                                &mut a, w, $filt, table, gain, &mut want,
+                            );
+                            horizontal_stats::<I, $n>(&mut b, w, $filt, table, gain, &mut got);
+                            assert_eq!(got, want, "{} N={} w={w} pattern {pattern}", I::LEVEL, $n);
+                        };
+                    }
+                    both!(17, &FILTER_0);
+                    both!(9, &FILTER_1);
+                    both!(5, &FILTER_2);
+                    both!(3, &FILTER_3);
+                }
+            }
+        }
+    }
+
+    /// The explicit horizontal filters plus statistic give the portable sums on random and
+    /// near-zero-variance moments, every filter and both ends of the gain limit.
+    #[test]
+    fn kernel_statistics_match_portable() {
+        at_each_kernel_level!(check_horizontal_stats);
+    }
+
+    /// A plane over `byte` (8-bit) or `wide` samples, stride = width.
+    fn view<'a>(wide: &'a [u16], byte: &'a [u8], w: usize, h: usize, bpc: u32) -> Plane<'a> {
+        let samples = if bpc == 8 {
+            Samples::U8(byte)
+        } else {
+            Samples::U16(wide)
+        };
+        Plane {
+            samples,
+            width: w,
+            height: h,
+            stride: w,
+            bpc,
+        }
+    }
+
+    /// Whole frames at every level the CPU supports equal the portable path: sizes from the
+    /// 17-pixel minimum past one `BLOCK`, every depth, noise and extreme patterns.
+    #[test]
+    fn every_supported_level_matches_portable_on_edge_pictures() {
+        let mut st = 0x0dd_517e_u64;
+        for (w, h) in [(17, 17), (18, 23), (33, 19), (71, 40), (257, 21)] {
+            for bpc in [8, 10, 12, 16] {
+                for pattern in 0..4u64 {
+                    let r = samples(&mut st, w * h, bpc, pattern);
+                    let d = samples(&mut st, w * h, bpc, (pattern + 3) % 4);
+                    let narrow = |v: &[u16]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+                    let (r8, d8) = (narrow(&r), narrow(&d));
+                    let plane = |wide, byte| view(wide, byte, w, h, bpc);
+                    let (rp, dp) = (plane(&r, &r8), plane(&d, &d8));
+                    let mut base = VifExtractor::new(w, h, bpc, 1.7);
+                    let want = base.extract_portable(&rp, &dp);
+                    for level in SimdLevel::supported() {
+                        let mut x = VifExtractor::new(w, h, bpc, 1.7);
+                        assert_eq!(x.set_simd_level(level), level);
+                        assert_eq!(
+                            x.extract(&rp, &dp),
+                            want,
+                            "{level} {w}x{h} {bpc}-bit pattern {pattern}"
+                        );
+                    }
                 }
             }
         }

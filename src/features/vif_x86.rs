@@ -16,6 +16,8 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use super::vif::{StatParams, StatSums, VerticalOut, WideShifts};
+
 /// The largest tap the `pmaddwd` kernels accept.
 pub(super) const MAX_TAP: u16 = i16::MAX as u16;
 
@@ -98,15 +100,6 @@ pub(super) unsafe fn hfilter_avx2<const N: usize>(
     }
 }
 
-/// Outputs of the 8-bit scale-0 vertical pass for columns `0..n`: `mu` rounded and shifted
-/// by 8, second moments split into 16-bit halves.
-pub(super) struct VerticalOut<'a> {
-    pub mu1: &'a mut [u16],
-    pub mu2: &'a mut [u16],
-    /// `xx`, `yy`, `xy`: (low halves, high halves).
-    pub sq: [(&'a mut [u16], &'a mut [u16]); 3],
-}
-
 /// The 17-tap vertical pass of 8-bit scale 0 (`vertical_moments_8`) over columns `0..n`, `n`
 /// a multiple of 16, natural column order. `rows[k]`/`drows[k]`: reference/distorted row of
 /// tap `k`. Symmetric taps are paired in one `pmaddwd` (`c * (top + bottom)`); squares and
@@ -187,15 +180,6 @@ pub(super) unsafe fn vertical_8_avx2(
             store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
         }
     }
-}
-
-/// Outputs and shifts of the general vertical pass (`vertical_moments_wide`).
-#[derive(Clone, Copy)]
-pub(super) struct WideShifts {
-    /// Shift of `mu` (the bit depth at scale 0, 16 above), with rounding.
-    pub mu: u32,
-    /// Shift of the second moments (1..=16), with rounding.
-    pub sq: u32,
 }
 
 /// Whether term `q` of the general vertical pass (`[mu1, mu2, xx lo, xx hi, yy lo, yy hi,
@@ -322,21 +306,6 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize, const NARROW: bool>(
     }
     // (the top bit of every 16-bit lane)
     _mm256_testz_si256(seen, bias) == 1
-}
-
-/// Integer sums of the per-pixel statistic over a run of pixels: `[num_log, den_log,
-/// num_non_log, den_non_log]` (libvmaf's accumulators, see `VifSums`).
-pub(super) type StatSums = [i64; 4];
-
-/// Constants of the statistic, shared with `vif.rs`'s `block_stats`.
-pub(super) struct StatParams<'a> {
-    /// `log2_steps()`: 4096 entries.
-    pub steps: &'a [u32; 4096],
-    pub gain_limit: f64,
-    /// `65536e-10`, the guard added to `sigma1_sq` in the gain.
-    pub eps: f64,
-    /// The noise variance 2.0 in Q16 (131072).
-    pub nsq: i32,
 }
 
 /// The filtered moments of `n` pixels (`n` a multiple of 4) turned into `sigma` values and

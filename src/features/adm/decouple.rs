@@ -3,9 +3,16 @@
 //! enhancement-gain limit applied where the reference and distorted (h, v) vectors point the
 //! same way (within 1 degree).
 
+#[cfg(target_arch = "aarch64")]
+use super::decouple_aarch64;
+#[cfg(target_arch = "x86_64")]
 use super::decouple_x86;
 use super::{Band, Coef, Rect};
 use crate::features::simd::SimdLevel;
+
+/// The positive half of libvmaf's reciprocal table: `recip[m] = floor(2^30 / m)`, `m` in
+/// `0..=32768`.
+pub(super) type RecipTable = [i32; 32769];
 
 /// Per-pixel decoupling constants.
 #[derive(Clone, Copy)]
@@ -231,56 +238,97 @@ fn restore_narrow_int(o: i32, t: i32, flag: bool, gain: i32) -> i32 {
     }
 }
 
-/// The leading whole vector blocks of a 16-bit, `GAIN_INT` row with the explicit x86 kernel
-/// when the level has one; returns how many columns it did (0 otherwise).
+/// The leading whole vector blocks of a 16-bit, `GAIN_INT` row with the explicit kernel of
+/// the level (AVX-512 on x86-64, NEON on aarch64) when it has one; returns how many columns it
+/// did (0 otherwise).
 #[inline(always)]
-fn decouple_row_narrow_x86<E: Coef>(
+fn decouple_row_narrow_kernel<E: Coef>(
     o: [&[E]; 3],
     t: [&[E]; 3],
     r: [&mut [E]; 3],
     a: [&mut [E]; 3],
     p: &DecoupleParams,
 ) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if matches!(p.simd, SimdLevel::Avx512 | SimdLevel::Avx512Vnni) {
-        let [o0, o1, o2] = o;
-        let [t0, t1, t2] = t;
-        let [r0, r1, r2] = r;
-        let [a0, a1, a2] = a;
-        let narrow = (
-            [E::as_i16(o0), E::as_i16(o1), E::as_i16(o2)],
-            [E::as_i16(t0), E::as_i16(t1), E::as_i16(t2)],
-            [E::as_i16_mut(r0), E::as_i16_mut(r1), E::as_i16_mut(r2)],
-            [E::as_i16_mut(a0), E::as_i16_mut(a1), E::as_i16_mut(a2)],
-        );
-        if let (
-            [Some(o0), Some(o1), Some(o2)],
-            [Some(t0), Some(t1), Some(t2)],
-            [Some(r0), Some(r1), Some(r2)],
-            [Some(a0), Some(a1), Some(a2)],
-        ) = narrow
-        {
-            let recip: &decouple_x86::RecipTable = p.lut[32768..]
-                .try_into()
-                .expect("libvmaf's reciprocal table has 65537 entries");
-            let g = p.gain_limit as i32;
-            // SAFETY: `p.simd` is only ever a level the running CPU supports (the extractor
-            // caps it), and this one includes AVX-512 F/BW/DQ/VL.
-            return unsafe {
-                decouple_x86::decouple_row_i16_avx512(
-                    [o0, o1, o2],
-                    [t0, t1, t2],
-                    [r0, r1, r2],
-                    [a0, a1, a2],
-                    recip,
-                    p.cos_1deg_sq,
-                    g,
-                )
-            };
-        }
+    let has_kernel = match p.simd {
+        SimdLevel::Avx512 | SimdLevel::Avx512Vnni => cfg!(target_arch = "x86_64"),
+        SimdLevel::Neon => cfg!(target_arch = "aarch64"),
+        SimdLevel::Scalar | SimdLevel::Avx2 => false,
+    };
+    if !has_kernel {
+        return 0;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (o, t, r, a, p);
+    let [o0, o1, o2] = o;
+    let [t0, t1, t2] = t;
+    let [r0, r1, r2] = r;
+    let [a0, a1, a2] = a;
+    let narrow = (
+        [E::as_i16(o0), E::as_i16(o1), E::as_i16(o2)],
+        [E::as_i16(t0), E::as_i16(t1), E::as_i16(t2)],
+        [E::as_i16_mut(r0), E::as_i16_mut(r1), E::as_i16_mut(r2)],
+        [E::as_i16_mut(a0), E::as_i16_mut(a1), E::as_i16_mut(a2)],
+    );
+    let (
+        [Some(o0), Some(o1), Some(o2)],
+        [Some(t0), Some(t1), Some(t2)],
+        [Some(r0), Some(r1), Some(r2)],
+        [Some(a0), Some(a1), Some(a2)],
+    ) = narrow
+    else {
+        return 0;
+    };
+    let recip: &RecipTable = p.lut[32768..]
+        .try_into()
+        .expect("libvmaf's reciprocal table has 65537 entries");
+    let (o, t, r, a) = ([o0, o1, o2], [t0, t1, t2], [r0, r1, r2], [a0, a1, a2]);
+    narrow_kernel(o, t, r, a, recip, p.cos_1deg_sq, p.gain_limit as i32)
+}
+
+/// The x86-64 kernel: AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn narrow_kernel(
+    o: [&[i16]; 3],
+    t: [&[i16]; 3],
+    r: [&mut [i16]; 3],
+    a: [&mut [i16]; 3],
+    recip: &RecipTable,
+    cos_1deg_sq: f64,
+    gain: i32,
+) -> usize {
+    // SAFETY: only called for an AVX-512 level (`decouple_row_narrow_kernel`), and levels are
+    // only ever ones the running CPU supports (the extractor caps them): AVX-512 F/BW/DQ/VL.
+    unsafe { decouple_x86::decouple_row_i16_avx512(o, t, r, a, recip, cos_1deg_sq, gain) }
+}
+
+/// The aarch64 kernel: NEON.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+fn narrow_kernel(
+    o: [&[i16]; 3],
+    t: [&[i16]; 3],
+    r: [&mut [i16]; 3],
+    a: [&mut [i16]; 3],
+    recip: &RecipTable,
+    cos_1deg_sq: f64,
+    gain: i32,
+) -> usize {
+    // SAFETY: only called for the Neon level (`decouple_row_narrow_kernel`), which the running
+    // CPU supports (levels are capped), so it has NEON.
+    unsafe { decouple_aarch64::decouple_row_i16_neon(o, t, r, a, recip, cos_1deg_sq, gain) }
+}
+
+/// No kernel elsewhere.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline(always)]
+fn narrow_kernel(
+    _: [&[i16]; 3],
+    _: [&[i16]; 3],
+    _: [&mut [i16]; 3],
+    _: [&mut [i16]; 3],
+    _: &RecipTable,
+    _: f64,
+    _: i32,
+) -> usize {
     0
 }
 
@@ -351,7 +399,7 @@ fn decouple_row<E: Coef, const GAIN: u8>(
     let flags = if E::NARROW { &flags[..0] } else { &flags[..n] };
     if E::NARROW && GAIN == GAIN_INT {
         let g = gain as i32;
-        let done = decouple_row_narrow_x86(
+        let done = decouple_row_narrow_kernel(
             [oh, ov, od],
             [th, tv, td],
             [&mut *rh, &mut *rv, &mut *rd],

@@ -10,9 +10,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// The positive half of libvmaf's reciprocal table: `recip[m] = floor(2^30 / m)`, `m` in
-/// `0..=32768`.
-pub(super) type RecipTable = [i32; 32769];
+use super::decouple::RecipTable;
 
 /// The angle test (`same_direction`) of 8 lanes whose dot product and squared magnitudes are
 /// already rounded to f32 (as libvmaf's int64 -> float).
