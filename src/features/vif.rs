@@ -632,11 +632,13 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
 /// 1..3): `mu` sums in `u32` (wrapping like libvmaf's; the result fits) and is shifted by
 /// `sh_mu`; the second moments, `(sum(c x²) + round) >> sh_sq` of a `u64` sum in libvmaf, are
 /// summed as 16-bit halves of `x²` in `u32` lanes (as in [`filter_row_split`]), both with
-/// rounding.
+/// rounding. `sample_bits`: the most bits a sample may have (the depth at scale 0, 16 above;
+/// the x86 kernels take a narrower pass at up to 15).
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(unused_mut, unused_variables)
 )]
+#[cfg_attr(target_arch = "aarch64", allow(unused_variables))]
 #[inline(always)]
 fn vertical_moments_wide<I: Isa, const N: usize>(
     r: Img<u16>,

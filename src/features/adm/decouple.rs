@@ -283,8 +283,12 @@ fn decouple_row_narrow_kernel<E: Coef>(
     narrow_kernel(o, t, r, a, recip, p.cos_1deg_sq, p.gain_limit as i32)
 }
 
-/// The x86-64 kernel: AVX-512.
-#[cfg(target_arch = "x86_64")]
+/// The kernel of the running architecture: AVX-512 on x86-64, NEON on aarch64, none
+/// elsewhere (0 columns done).
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_variables)
+)]
 #[inline(always)]
 fn narrow_kernel(
     o: [&[i16]; 3],
@@ -297,38 +301,15 @@ fn narrow_kernel(
 ) -> usize {
     // SAFETY: only called for an AVX-512 level (`decouple_row_narrow_kernel`), and levels are
     // only ever ones the running CPU supports (the extractor caps them): AVX-512 F/BW/DQ/VL.
-    unsafe { decouple_x86::decouple_row_i16_avx512(o, t, r, a, recip, cos_1deg_sq, gain) }
-}
-
-/// The aarch64 kernel: NEON.
-#[cfg(target_arch = "aarch64")]
-#[inline(always)]
-fn narrow_kernel(
-    o: [&[i16]; 3],
-    t: [&[i16]; 3],
-    r: [&mut [i16]; 3],
-    a: [&mut [i16]; 3],
-    recip: &RecipTable,
-    cos_1deg_sq: f64,
-    gain: i32,
-) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    return unsafe { decouple_x86::decouple_row_i16_avx512(o, t, r, a, recip, cos_1deg_sq, gain) };
     // SAFETY: only called for the Neon level (`decouple_row_narrow_kernel`), which the running
     // CPU supports (levels are capped), so it has NEON.
-    unsafe { decouple_aarch64::decouple_row_i16_neon(o, t, r, a, recip, cos_1deg_sq, gain) }
-}
-
-/// No kernel elsewhere.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-#[inline(always)]
-fn narrow_kernel(
-    _: [&[i16]; 3],
-    _: [&[i16]; 3],
-    _: [&mut [i16]; 3],
-    _: [&mut [i16]; 3],
-    _: &RecipTable,
-    _: f64,
-    _: i32,
-) -> usize {
+    #[cfg(target_arch = "aarch64")]
+    return unsafe {
+        decouple_aarch64::decouple_row_i16_neon(o, t, r, a, recip, cos_1deg_sq, gain)
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     0
 }
 
