@@ -102,8 +102,9 @@ fn demo_run_scores_builtin_clip_with_two_shots() {
     );
 }
 
-/// `--rebuild full` (the default) and `--rebuild reset` write the same frames and shots, and
-/// the shots equal libvmaf's fresh per-shot runs either way; an unknown mode is a usage error.
+/// `--rebuild full` (the default), `--rebuild reset` and `--rebuild cold` write the same frames
+/// and shots, and the shots equal libvmaf's fresh per-shot runs every way; an unknown mode is a
+/// usage error.
 #[test]
 fn rebuild_modes_give_identical_per_shot_scores() {
     let pair = "s_multishot_576x324__x264_crf30";
@@ -115,10 +116,12 @@ fn rebuild_modes_give_identical_per_shot_scores() {
         extra.extend(["--rebuild", mode]);
         score_json(r, d, &extra, &format!("rebuild-{mode}.json"))
     };
-    let (full, reset) = (run("full"), run("reset"));
-    assert_eq!(full["frames"], reset["frames"]);
-    assert_eq!(full["shots"], reset["shots"]);
-    assert_eq!(full["pooled_metrics"], reset["pooled_metrics"]);
+    let full = run("full");
+    for other in [run("reset"), run("cold")] {
+        assert_eq!(full["frames"], other["frames"]);
+        assert_eq!(full["shots"], other["shots"]);
+        assert_eq!(full["pooled_metrics"], other["pooled_metrics"]);
+    }
     for (k, shot) in full["shots"].as_array().expect("shots").iter().enumerate() {
         let expected = common::load_json(&format!("vmaf/{pair}.shot{k}.vmaf_v0.6.1.full.json"));
         let mean = expected["pooled_metrics"]["vmaf"]["mean"]
@@ -131,7 +134,7 @@ fn rebuild_modes_give_identical_per_shot_scores() {
     }
     let o = vmafcuda(&["score", "--rebuild", "sometimes"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("full or reset"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("full, reset or cold"), "{}", stderr(&o));
 }
 
 #[test]
