@@ -112,16 +112,6 @@ impl Y4mReader<BufReader<File>> {
     }
 }
 
-/// Little-endian 16-bit samples from `bytes` into `plane` (emptied first); the first sample
-/// above `bpc` bits, if any, comes back as the error.
-pub fn samples_u16(bytes: &[u8], bpc: u32, plane: &mut Vec<u16>) -> Result<(), u16> {
-    plane.clear();
-    let n = bytes.len() / 2;
-    plane.resize(n, 0);
-    sample_bytes_mut(plane).copy_from_slice(&bytes[..2 * n]);
-    samples_from_le(plane, bpc)
-}
-
 /// The bytes of `plane`, to read a file's little-endian 16-bit samples straight into (then
 /// [`samples_from_le`]): no byte buffer in between, no conversion loop on little-endian
 /// machines.
