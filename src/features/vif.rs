@@ -668,46 +668,31 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
             mu: sh_mu,
             sq: sh_sq,
         };
-        macro_rules! run {
+        type Kernel<const N: usize> = unsafe fn(
+            &[&[u16]; N],
+            &[&[u16]; N],
+            &[u16; N],
+            WideShifts,
+            VerticalOut<'_>,
+            usize,
+        ) -> bool;
+        macro_rules! kernel {
             ($narrow:literal) => {
                 match I::LEVEL {
-                    // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); shifts
-                    // asserted above; every row and output holds `c0` samples, a multiple of
-                    // 16.
-                    SimdLevel::Avx2 => unsafe {
-                        vif_x86::vertical_wide_avx2::<N, $narrow>(
-                            &rr,
-                            &dr,
-                            filt,
-                            shifts,
-                            m.vertical_out(c0),
-                            c0,
-                        )
-                    },
-                    // SAFETY: as above, inside `extract_avx512`; `c0` is a multiple of 32.
-                    SimdLevel::Avx512 => unsafe {
-                        vif_x86::vertical_wide_avx512::<N, $narrow>(
-                            &rr,
-                            &dr,
-                            filt,
-                            shifts,
-                            m.vertical_out(c0),
-                            c0,
-                        )
-                    },
-                    // SAFETY: as above, inside `extract_avx512vnni`.
-                    SimdLevel::Avx512Vnni => unsafe {
-                        vif_x86::vertical_wide_avx512vnni::<N, $narrow>(
-                            &rr,
-                            &dr,
-                            filt,
-                            shifts,
-                            m.vertical_out(c0),
-                            c0,
-                        )
-                    },
+                    SimdLevel::Avx2 => vif_x86::vertical_wide_avx2::<N, $narrow> as Kernel<N>,
+                    SimdLevel::Avx512 => vif_x86::vertical_wide_avx512::<N, $narrow>,
+                    SimdLevel::Avx512Vnni => vif_x86::vertical_wide_avx512vnni::<N, $narrow>,
                     _ => unreachable!(),
                 }
+            };
+        }
+        // SAFETY: LEVEL is Avx2 only inside `extract_avx2`, Avx512 inside `extract_avx512`,
+        // Avx512Vnni inside `extract_avx512vnni` (see `Isa`), so the CPU runs the kernel's
+        // instructions; shifts asserted above; every row and output holds `c0` samples, a
+        // multiple of the kernel's width (16 for AVX2, 32 for AVX-512).
+        macro_rules! run {
+            ($narrow:literal) => {
+                unsafe { kernel!($narrow)(&rr, &dr, filt, shifts, m.vertical_out(c0), c0) }
             };
         }
         // At up to 15 bits the narrow pass (fewer biased terms), checked: a sample that
