@@ -385,7 +385,7 @@ pub fn stage_table(spec: &BenchSpec, frames: usize, runs: usize, t: &cuda::Stage
         (
             t.whole,
             floor(3.0, device),
-            "all features: ADM beside VIF + motion on two streams",
+            "all features: ADM, VIF and motion on three streams, frames back to back",
         ),
     ];
     let mut s = format!(

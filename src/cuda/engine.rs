@@ -1,6 +1,7 @@
 //! The GPU feature engine: every per-frame feature of a [`FeaturePlan`] (ADM and VIF per
-//! enhancement-gain limit, motion, PSNR) on one stream of one context, for frames in host
-//! memory (staged through pinned buffers) or in device memory (read in place).
+//! enhancement-gain limit, motion, PSNR) on streams of one context (ADM, VIF, motion with
+//! PSNR, and host uploads, see [`GpuFeatures`]), for frames in host memory (staged through
+//! pinned buffers) or in device memory (read in place).
 //!
 //! Lifecycle (see also the crate docs):
 //! * [`GpuKernels`]: the loaded modules, once per context; shared by every session and shot.
@@ -350,16 +351,24 @@ struct InFlight {
 
 /// The per-frame features on the GPU, for one geometry and plan. See the module docs.
 ///
-/// ADM runs on one stream, VIF, motion and PSNR on a second (they share nothing), so their
-/// kernels overlap on the GPU; the first stream waits for the second before a slot's
-/// completion event. Up to [`SLOTS`] frames are in flight.
+/// ADM runs on one stream, VIF on a second, motion and PSNR on a third (they share nothing
+/// within a frame), so their kernels overlap on the GPU, and each stream goes on to the next
+/// frame as soon as its own part of the frame is queued: a frame's ADM overlaps the previous
+/// frame's VIF. Host frames are uploaded on a fourth stream that the three wait for. A frame is
+/// complete when the three streams' events for its slot are. Up to [`SLOTS`] frames are in
+/// flight.
 pub struct GpuFeatures {
     // Drop order: the streams first (their drop waits for pending work), then what the work
     // used.
     stream: Stream,
     side: Stream,
+    aux: Stream,
+    copy: Stream,
+    /// Per slot: ADM's, VIF's and motion + PSNR's part of the frame is over.
     done: Vec<Event>,
     side_done: Vec<Event>,
+    aux_done: Vec<Event>,
+    /// Per slot: the host frame's upload is over (host frames only).
     staged: Vec<Event>,
     adm: Vec<GpuAdm>,
     vif: Vec<GpuVif>,
@@ -377,9 +386,11 @@ impl GpuFeatures {
         let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
         let stream = Stream::new(ctx)?;
         let side = Stream::new(ctx)?;
+        let aux = Stream::new(ctx)?;
+        let copy = Stream::new(ctx)?;
         let events =
             || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
-        let (done, side_done, staged) = (events()?, events()?, events()?);
+        let (done, side_done, aux_done, staged) = (events()?, events()?, events()?, events()?);
         let adm = plan
             .adm
             .iter()
@@ -405,19 +416,25 @@ impl GpuFeatures {
         // The driver sets a stream or an event up for real the first time work is queued on
         // it; do that here, where the engine is built (on the rebuild thread with a full
         // rebuild), not at the first frame of the shot.
-        for e in done.iter().chain(&staged) {
-            e.record(&stream)?;
+        for (events, s) in [
+            (&done, &stream),
+            (&side_done, &side),
+            (&aux_done, &aux),
+            (&staged, &copy),
+        ] {
+            for e in events {
+                e.record(s)?;
+            }
+            s.synchronize()?;
         }
-        for e in &side_done {
-            e.record(&side)?;
-        }
-        stream.synchronize()?;
-        side.synchronize()?;
         Ok(GpuFeatures {
             stream,
             side,
+            aux,
+            copy,
             done,
             side_done,
+            aux_done,
             staged,
             adm,
             vif,
@@ -441,11 +458,24 @@ impl GpuFeatures {
         Ok(())
     }
 
-    /// The stream each frame's work starts and ends on (the side stream waits for it before the
-    /// frame's work and joins it before the frame's completion event): events recorded on it
-    /// around a submission time the whole frame on the GPU ([`super::stage_timing`]).
+    /// ADM's stream: [`GpuFeatures::join`] makes it wait for the others, so events recorded on
+    /// it time the engine's GPU work ([`super::stage_timing`]).
     pub(super) fn main_stream(&self) -> &Stream {
         &self.stream
+    }
+
+    /// Makes the main stream wait for everything queued so far on the other streams (the last
+    /// frame's VIF, motion and PSNR): work queued on it afterwards comes after all of it.
+    pub(super) fn join(&mut self) -> CudaResult<()> {
+        let slot = (self.next_slot + SLOTS - 1) % SLOTS;
+        for (e, s) in [
+            (&self.side_done[slot], &self.side),
+            (&self.aux_done[slot], &self.aux),
+        ] {
+            e.record(s)?;
+            e.wait_in(&self.stream)?;
+        }
+        Ok(())
     }
 
     /// Frames submitted whose results have not been returned yet.
@@ -504,7 +534,7 @@ impl GpuFeatures {
                 staging.planes[slot][i].upload_pinned_async(
                     &staging.pinned[set][i],
                     p.width * bps,
-                    &self.stream,
+                    &self.copy,
                 )
             };
             if let Err(e) = r {
@@ -521,8 +551,10 @@ impl GpuFeatures {
         };
         let (r, d) = (picture(0, [2, 3]), picture(1, [4, 5]));
         // SAFETY: the staging planes of this slot, not reused before the slot's frame is
-        // collected (claim_slot).
-        let result = unsafe { self.enqueue(slot, tag, &r, &d) };
+        // collected (claim_slot); the feature streams wait for their upload.
+        let result = self.staged[slot]
+            .record(&self.copy)
+            .and_then(|()| unsafe { self.enqueue(slot, tag, &r, &d, true) });
         if let Err(e) = result {
             self.abort();
             return Err(e);
@@ -545,7 +577,7 @@ impl GpuFeatures {
     ) -> CudaResult<Vec<GpuFrame>> {
         let (slot, out) = self.claim_slot()?;
         // SAFETY: forwarded from this function's contract.
-        let result = unsafe { self.enqueue(slot, tag, reference, distorted) };
+        let result = unsafe { self.enqueue(slot, tag, reference, distorted, false) };
         if let Err(e) = result {
             self.abort();
             return Err(e);
@@ -575,7 +607,7 @@ impl GpuFeatures {
     /// After a failed submission: wait until nothing queued can still touch the caller's or
     /// the slots' memory, and forget what was in flight (its results are lost with the error).
     fn abort(&mut self) {
-        for s in [&self.stream, &self.side] {
+        for s in [&self.stream, &self.side, &self.aux, &self.copy] {
             if let Err(e) = s.synchronize() {
                 eprintln!("vmafcuda: draining a GPU stream after an error failed: {e}");
             }
@@ -583,6 +615,9 @@ impl GpuFeatures {
         self.in_flight.clear();
     }
 
+    /// `uploaded`: the pictures are the slot's staging planes, whose upload `staged[slot]`
+    /// marks the end of.
+    ///
     /// # Safety
     /// As [`GpuFeatures::submit_device`]; `slot` is free.
     unsafe fn enqueue(
@@ -591,6 +626,7 @@ impl GpuFeatures {
         tag: usize,
         reference: &DevicePicture,
         distorted: &DevicePicture,
+        uploaded: bool,
     ) -> CudaResult<()> {
         let (w, h, bpc) = (self.plan.width, self.plan.height, self.plan.bpc);
         let bps = if bpc == 8 { 1 } else { 2 };
@@ -610,10 +646,14 @@ impl GpuFeatures {
             Vec::new()
         };
         let (r, d) = (&reference.luma, &distorted.luma);
-        // The side stream starts after whatever the main stream has queued for this frame (the
-        // host staging upload, a session reset).
-        self.staged[slot].record(&self.stream)?;
-        self.staged[slot].wait_in(&self.side)?;
+        // Each stream orders its feature's frames (ADM's and VIF's scratch, motion's previous
+        // frame, a session reset of ADM on the main stream); the streams share nothing but the
+        // pictures, which host frames have to be uploaded into first.
+        if uploaded {
+            for s in [&self.stream, &self.side, &self.aux] {
+                self.staged[slot].wait_in(s)?;
+            }
+        }
         for adm in &mut self.adm {
             // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
             // contract); the feature's slot is free (claim_slot).
@@ -625,7 +665,7 @@ impl GpuFeatures {
         }
         if self.plan.motion {
             // SAFETY: as above.
-            unsafe { self.motion.enqueue(&self.side, r, slot) }?;
+            unsafe { self.motion.enqueue(&self.aux, r, slot) }?;
         }
         let mut chroma_pixels = None;
         if let Some(psnr) = &mut self.psnr {
@@ -650,7 +690,7 @@ impl GpuFeatures {
                 // `components` sums each.
                 unsafe {
                     self.kernels.psnr.enqueue_sse(
-                        &self.side,
+                        &self.aux,
                         pr,
                         pd,
                         *interleaved,
@@ -671,13 +711,13 @@ impl GpuFeatures {
                     psnr.sse_host.as_mut_ptr().add(8 * 3 * slot),
                     src,
                     8 * n,
-                    &self.side,
+                    &self.aux,
                 )
             }?;
         }
-        self.side_done[slot].record(&self.side)?;
-        self.side_done[slot].wait_in(&self.stream)?;
         self.done[slot].record(&self.stream)?;
+        self.side_done[slot].record(&self.side)?;
+        self.aux_done[slot].record(&self.aux)?;
         self.in_flight.push_back(InFlight {
             slot,
             tag,
@@ -692,8 +732,14 @@ impl GpuFeatures {
         let Some(f) = self.in_flight.pop_front() else {
             return Err(CudaError::InvalidArgument("no frame in flight".into()));
         };
-        self.done[f.slot].synchronize()?;
         let slot = f.slot;
+        for e in [
+            &self.done[slot],
+            &self.side_done[slot],
+            &self.aux_done[slot],
+        ] {
+            e.synchronize()?;
+        }
         let adm = self.adm.iter().map(|a| a.scores(slot)).collect();
         let vif = self.vif.iter().map(|v| v.scores(slot)).collect();
         let motion_sum = if self.plan.motion {

@@ -4,11 +4,12 @@
 //!
 //! The features are built as [`GpuFeatures::new`] builds them and timed one at a time on one
 //! stream, on frames already in device memory; the whole frame goes through [`GpuFeatures`]
-//! itself (ADM on one stream, VIF and motion on a second, overlapping), so the features' times
-//! add up to more than the whole frame's. A frame's GPU time is the span between an event
-//! recorded before its work and one recorded after it, summed over the frames: gaps between
-//! frames (the GPU waiting for the host) are left out, but a frame whose launches reach the GPU
-//! more slowly than it runs them (small pictures) counts the launches' pace.
+//! itself (ADM, VIF and motion on three streams, overlapping, frames back to back), so the
+//! features' times add up to more than the whole frame's. A stage's GPU time per frame is the
+//! span between an event recorded before a frame's work and one recorded after it, summed over
+//! the frames: gaps between frames (the GPU waiting for the host) are left out, but a frame whose
+//! launches reach the GPU more slowly than it runs them (small pictures) counts the launches'
+//! pace. The whole frame is the span of all timed frames over their number.
 
 use std::time::Instant;
 
@@ -45,8 +46,8 @@ pub struct StageTimes {
     pub vif: f64,
     /// GPU time of motion, alone on one stream.
     pub motion: f64,
-    /// GPU time of the whole frame through [`GpuFeatures`]: every feature of the plan, on two
-    /// overlapping streams.
+    /// GPU time per frame through [`GpuFeatures`]: every feature of the plan, on its
+    /// overlapping streams, frames back to back.
     pub whole: f64,
 }
 
@@ -379,8 +380,10 @@ unsafe fn time_motion(
     })
 }
 
-/// GPU milliseconds per frame through [`GpuFeatures`], as the device path scores: events on the
-/// stream every frame starts and ends on, around each submission.
+/// GPU milliseconds per frame through [`GpuFeatures`], as the device path scores: the span from
+/// the end of the warm-up frames to the end of the last frame on every stream, over the frames
+/// (the streams run frames back to back, so this is the engine's pace, not one frame's
+/// latency).
 ///
 /// # Safety
 /// As [`time_adm`].
@@ -391,7 +394,10 @@ unsafe fn time_whole(
     frames: usize,
 ) -> CudaResult<f64> {
     let mut features = GpuFeatures::new(kernels, plan)?;
-    let mut timer = FrameTimer::new(kernels.context())?;
+    let (start, end) = (
+        Event::new(kernels.context(), true)?,
+        Event::new(kernels.context(), true)?,
+    );
     let picture = |luma| DevicePicture {
         luma,
         chroma: None,
@@ -399,18 +405,19 @@ unsafe fn time_whole(
     };
     for i in 0..WARMUP + frames {
         let (r, d) = planes[i % planes.len()];
-        let timed = i >= WARMUP;
-        if timed {
-            timer.start(features.main_stream())?;
+        if i == WARMUP {
+            // The span starts once the warm-up frames are over on every stream.
+            features.join()?;
+            start.record(features.main_stream())?;
         }
         // SAFETY: the planes are valid and unwritten until this function returns (the caller's
         // contract), after `features` has drained or, dropped, waited for its streams.
         unsafe { features.submit_device(&picture(r), &picture(d), i) }?;
-        if timed {
-            timer.stop(features.main_stream())?;
-        }
     }
-    let ms = timer.ms_per_frame()?;
+    features.join()?;
+    end.record(features.main_stream())?;
+    end.synchronize()?;
+    let ms = f64::from(start.elapsed_ms(&end)?) / frames.max(1) as f64;
     features.drain()?;
     Ok(ms)
 }
