@@ -3,19 +3,25 @@
 // score itself (sum / 256 / pixels, clipped; motion2 = min of neighbours) is computed on the
 // host from this sum by the same code as the CPU path.
 //
-// One block computes a TILE_W x TILE_H tile of the blurred difference:
+// One block of 32x8 threads computes a 64x32 tile of the blurred difference:
 //   1. loads prev - cur for the tile plus a 2-sample apron, rows and columns mirrored about the
-//      edge sample as libvmaf does (-1 -> 1, n -> n - 2);
+//      edge sample as libvmaf does (-1 -> 1, n -> n - 2), each thread a fixed column set and
+//      every 8th row (no division in the index arithmetic);
 //   2. vertical 5-tap pass over the differences, (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as
-//      libvmaf's C does on int64);
-//   3. horizontal 5-tap pass, (sum + 2^15) >> 16, absolute value, summed per block in uint64 and
-//      added to *acc with one atomic per block (integer sums are exact in any order).
+//      libvmaf's C does on int64), each thread 4 consecutive rows of its columns sliding down
+//      8 difference rows; in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31), int64
+//      at 16;
+//   3. horizontal 5-tap pass in int64 (|sum| < 2^32), (sum + 2^15) >> 16, absolute value,
+//      summed per block and added to the frame's accumulator with one atomic per block (integer
+//      sums are exact in any order). The block that finishes last writes the frame's sum to
+//      `result` (the slot's pinned result, or device memory the host copies) and leaves the
+//      accumulator and block counter at zero for the next frame, so a frame is one launch.
 // libvmaf sums each row in a uint32: no row can wrap because |value| <= 65535 and the host
 // refuses planes wider than 65537 samples.
-// The same launch copies `cur` into `store` (the previous frame of the next call), each block
-// its own tile, so no separate copy pass is needed; MSB-aligned input (P010) is shifted down as
-// it is read, so `store` and `prev` always hold LSB-aligned samples. The caller ping-pongs
-// prev/store buffers.
+// The same launch copies `cur` into `store` (the previous frame of the next call) as it loads the
+// tile, so no separate copy pass is needed; MSB-aligned input (P010) is shifted down as it is
+// read, so `store` and `prev` always hold LSB-aligned samples. The caller ping-pongs prev/store
+// buffers.
 
 #include <stdint.h>
 
@@ -23,11 +29,16 @@
 // would make the image depend on where the repository is checked out.
 namespace motion {
 
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 8;
+constexpr int kThreads = kBlockX * kBlockY;
 constexpr int kTileW = 64;
-constexpr int kTileH = 16;
-constexpr int kThreads = 256;
+constexpr int kTileH = 32;
+constexpr int kRows = kTileH / kBlockY;
 constexpr int kApronW = kTileW + 4;
 constexpr int kApronH = kTileH + 4;
+// Apron columns per thread: tx, tx + 32, tx + 64 (the last only for tx < 4).
+constexpr int kCols = (kApronW + kBlockX - 1) / kBlockX;
 
 __constant__ int kFilter[5] = {3571, 16004, 26386, 16004, 3571};
 
@@ -61,103 +72,150 @@ __device__ __forceinline__ T load_cur(const uint8_t* base, size_t pitch, int x, 
     }
 }
 
+// Vertical pass: rows r0 .. r0 + kRows of the thread's columns, from diff rows r0 .. r0 + kRows + 3.
+template <typename Acc>
+__device__ __forceinline__ void vertical(const int (*diff)[kApronW], int (*vert)[kApronW], int tx,
+                                         int r0, int bpc) {
+    const Acc round = (Acc)1 << (bpc - 1);
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+        const int c = tx + kBlockX * j;
+        if (c >= kApronW) break;
+        Acc s[kRows];
+#pragma unroll
+        for (int o = 0; o < kRows; ++o) s[o] = 0;
+#pragma unroll
+        for (int t = 0; t < kRows + 4; ++t) {
+            const Acc d = diff[r0 + t][c];
+#pragma unroll
+            for (int o = 0; o < kRows; ++o) {
+                const int k = t - o;
+                if (k >= 0 && k < 5) s[o] += (Acc)kFilter[k] * d;
+            }
+        }
+#pragma unroll
+        for (int o = 0; o < kRows; ++o) vert[r0 + o][c] = (int)((s[o] + round) >> bpc);
+    }
+}
+
 template <typename T>
 __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
                             const uint8_t* __restrict__ cur, size_t cur_pitch,
                             uint8_t* __restrict__ store, size_t store_pitch, int width,
                             int height, int bpc, int shift, int compute,
-                            unsigned long long* __restrict__ acc) {
+                            unsigned long long* __restrict__ state,
+                            unsigned long long* __restrict__ result) {
     __shared__ int diff[kApronH][kApronW];
     __shared__ int vert[kTileH][kApronW];
-    __shared__ unsigned long long warp_sums[kThreads / 32];
+    __shared__ unsigned int warp_sums[kThreads / 32];
 
     const int x0 = blockIdx.x * kTileW;
     const int y0 = blockIdx.y * kTileH;
-    const int tid = threadIdx.x;
+    const int tx = threadIdx.x;
+    const int ty = threadIdx.y;
 
-    // Copy this tile of cur into store (interior only, each sample once).
-    for (int i = tid; i < kTileW * kTileH; i += kThreads) {
-        const int x = x0 + i % kTileW;
-        const int y = y0 + i / kTileW;
-        if (x < width && y < height) {
-            reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] =
-                load_cur<T>(cur, cur_pitch, x, y, shift);
+    // 1. The apron of prev - cur; the tile's own samples of cur also go to store.
+    const bool inner_x = x0 >= 2 && x0 + kTileW + 2 <= width;
+    for (int ay = ty; ay < kApronH; ay += kBlockY) {
+        const int y = y0 + ay - 2;
+        const bool row_inside = y >= 0 && y < height;
+        const bool store_row = row_inside && ay >= 2 && ay < kTileH + 2;
+        const int my = row_inside ? y : mirror(y, height);
+#pragma unroll
+        for (int j = 0; j < kCols; ++j) {
+            const int ax = tx + kBlockX * j;
+            if (ax >= kApronW) break;
+            const int x = x0 + ax - 2;
+            int v = 0;
+            if (x < width + 2 && y < height + 2) {
+                const int mx = inner_x ? x : mirror(x, width);
+                const T c = load_cur<T>(cur, cur_pitch, mx, my, shift);
+                if (store_row && ax >= 2 && ax < kTileW + 2 && x < width) {
+                    reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] = c;
+                }
+                if (compute) v = (int)load<T>(prev, prev_pitch, mx, my) - (int)c;
+            }
+            diff[ay][ax] = v;
         }
     }
     if (!compute) return;
+    __syncthreads();
 
-    for (int i = tid; i < kApronW * kApronH; i += kThreads) {
-        const int ax = i % kApronW;
-        const int ay = i / kApronW;
-        const int x = x0 + ax - 2;
-        const int y = y0 + ay - 2;
-        int v = 0;
-        if (x < width + 2 && y < height + 2) {
-            const int mx = mirror(x, width);
-            const int my = mirror(y, height);
-            v = (int)load<T>(prev, prev_pitch, mx, my) -
-                (int)load_cur<T>(cur, cur_pitch, mx, my, shift);
-        }
-        diff[ay][ax] = v;
+    // 2. Vertical pass.
+    const int r0 = kRows * ty;
+    if (bpc <= 15) {
+        vertical<int>(diff, vert, tx, r0, bpc);
+    } else {
+        vertical<long long>(diff, vert, tx, r0, bpc);
     }
     __syncthreads();
 
-    const long long vround = 1ll << (bpc - 1);
-    for (int i = tid; i < kApronW * kTileH; i += kThreads) {
-        const int ax = i % kApronW;
-        const int ty = i / kApronW;
-        long long s = 0;
+    // 3. Horizontal pass at columns tx and tx + 32 of the thread's rows.
+    unsigned int sum = 0;
 #pragma unroll
-        for (int k = 0; k < 5; ++k) s += (long long)kFilter[k] * diff[ty + k][ax];
-        vert[ty][ax] = (int)((s + vround) >> bpc);
-    }
-    __syncthreads();
-
-    unsigned long long sum = 0;
-    for (int i = tid; i < kTileW * kTileH; i += kThreads) {
-        const int tx = i % kTileW;
-        const int ty = i / kTileW;
-        if (x0 + tx < width && y0 + ty < height) {
-            long long s = 0;
+    for (int o = 0; o < kRows; ++o) {
+        const int ty_out = r0 + o;
+        if (y0 + ty_out >= height) break;
 #pragma unroll
-            for (int k = 0; k < 5; ++k) s += (long long)kFilter[k] * vert[ty][tx + k];
-            const long long v = (s + (1ll << 15)) >> 16;
-            sum += (unsigned long long)(v < 0 ? -v : v);
+        for (int j = 0; j < 2; ++j) {
+            const int tx_out = tx + kBlockX * j;
+            if (x0 + tx_out < width) {
+                long long s = 0;
+#pragma unroll
+                for (int k = 0; k < 5; ++k) s += (long long)kFilter[k] * vert[ty_out][tx_out + k];
+                const long long v = (s + (1ll << 15)) >> 16;
+                // |v| <= 65536; a block's 2048 of them fit uint32.
+                sum += (unsigned int)(v < 0 ? -v : v);
+            }
         }
     }
 
+    const int tid = ty * kBlockX + tx;
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
     if ((tid & 31) == 0) warp_sums[tid >> 5] = sum;
     __syncthreads();
     if (tid < 32) {
-        sum = tid < kThreads / 32 ? warp_sums[tid] : 0ull;
+        sum = tid < kThreads / 32 ? warp_sums[tid] : 0u;
 #pragma unroll
         for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-        if (tid == 0 && sum != 0) atomicAdd(acc, sum);
+        if (tid == 0) {
+            unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
+            if (sum != 0) atomicAdd(&state[0], (unsigned long long)sum);
+            // Our add is visible device-wide before the counter says this block is done.
+            __threadfence();
+            const unsigned int ticket = atomicAdd(counter, 1u);
+            if (ticket == gridDim.x * gridDim.y - 1) {
+                // Every block's add precedes its counter increment: the sum is complete.
+                __threadfence();
+                *result = atomicExch(&state[0], 0ull);
+                atomicExch(counter, 0u);
+            }
+        }
     }
 }
 
 }  // namespace motion
 using namespace motion;
 
-// Grid: (ceil(width / 64), ceil(height / 16)), 256 threads. `acc` must be zeroed beforehand.
-// `cur` is the caller's picture (16-bit samples read as stored >> shift); `prev` and `store` are
-// ours, LSB-aligned (shift applied when `store` was written).
+// Grid: (ceil(width / 64), ceil(height / 32)), 32x8 threads. `state`: two u64, zero before the
+// launch and left zero after it (the accumulator, then the block counter); `result` receives
+// the frame's sum (compute != 0). `cur` is the caller's picture (16-bit samples read as stored
+// >> shift); `prev` and `store` are ours, LSB-aligned (shift applied when `store` was written).
 extern "C" __global__ void __launch_bounds__(kThreads)
 motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
               size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
               int height, int bpc, int shift, int compute,
-              unsigned long long* __restrict__ acc) {
+              unsigned long long* __restrict__ state, unsigned long long* __restrict__ result) {
     motion_tile<uint8_t>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width, height, bpc,
-                         shift, compute, acc);
+                         shift, compute, state, result);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads)
 motion_sad_u16(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
                size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
                int height, int bpc, int shift, int compute,
-               unsigned long long* __restrict__ acc) {
+               unsigned long long* __restrict__ state, unsigned long long* __restrict__ result) {
     motion_tile<uint16_t>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width, height, bpc,
-                          shift, compute, acc);
+                          shift, compute, state, result);
 }

@@ -19,12 +19,10 @@ use crate::features::adm::{
     MIN_DIMENSION, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT,
 };
 
-use cudarc::driver::sys;
 
 use super::context::Context;
 use super::copy::{dtoh_async, memset_async};
-use super::driver::guarded;
-use super::error::{check, CudaError, CudaResult};
+use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::kernels;
 use super::memory::{DeviceBuffer, PinnedBuffer};
@@ -285,7 +283,7 @@ impl GpuAdm {
             .collect::<CudaResult<Vec<_>>>()?;
         let slot_device = slot_buffers
             .iter_mut()
-            .map(|b| device_address(ctx, b))
+            .map(PinnedBuffer::device_address)
             .collect();
         let done = (0..slots)
             .map(|_| Event::new(ctx, false))
@@ -632,26 +630,6 @@ impl Drop for GpuAdm {
             }
         }
     }
-}
-
-/// The address through which device code reaches pinned `buf` (None where the driver gives none:
-/// then the results are copied instead).
-fn device_address(ctx: &Context, buf: &mut PinnedBuffer) -> Option<u64> {
-    let host = buf.as_mut_ptr();
-    guarded("ADM slot device address", || {
-        let _bound = ctx.bind()?;
-        let mut dev: sys::CUdeviceptr = 0;
-        // SAFETY: `host` is the start of a live cuMemHostAlloc allocation of this context
-        // (owned by `buf`, which outlives every use of the address: see GpuAdm's fields);
-        // the driver only writes `dev`.
-        check(
-            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host.cast(), 0) },
-            || "cuMemHostGetDevicePointer".into(),
-        )?;
-        Ok(dev)
-    })
-    .ok()
-    .filter(|&d| d != 0)
 }
 
 /// Where the scale-3 DWT of a picture 17..32 rows tall finds its reference row -1.

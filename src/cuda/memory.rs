@@ -222,6 +222,26 @@ impl PinnedBuffer {
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
     }
 
+    /// The address through which device code reaches this buffer (None where the driver gives
+    /// none, e.g. for a pool's blocks: then results are copied into it instead). Device code
+    /// may write through it until the buffer is dropped; `&mut self` since it lets them.
+    pub fn device_address(&mut self) -> Option<u64> {
+        let (host, ctx) = (self.ptr, &self.ctx);
+        guarded("PinnedBuffer::device_address", || {
+            let _bound = ctx.bind()?;
+            let mut dev: sys::CUdeviceptr = 0;
+            // SAFETY: `host` is the start of this live pinned allocation of `ctx`; the driver
+            // only writes `dev`.
+            check(
+                unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host.cast(), 0) },
+                || "cuMemHostGetDevicePointer".into(),
+            )?;
+            Ok(dev)
+        })
+        .ok()
+        .filter(|&d| d != 0)
+    }
+
     /// The first `len` values of type `T` (the buffer must hold them and be aligned for `T`).
     pub fn typed<T: DeviceRepr>(&self, len: usize) -> CudaResult<&[T]> {
         self.check_typed::<T>(len)?;

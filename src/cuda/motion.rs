@@ -6,10 +6,13 @@
 //!
 //! The previous reference luma lives in one of two device planes; each launch reads it, reads
 //! the current frame in place and writes the current frame into the other plane, which becomes
-//! the previous one for the next call (ping-pong, no separate copy).
+//! the previous one for the next call (ping-pong, no separate copy). A frame is one launch: the
+//! kernel's last block writes the sum into the slot's pinned result itself and leaves its
+//! accumulator at zero for the next frame (where the driver gives pinned memory no device
+//! address, into device memory and a copy follows).
 
 use super::context::Context;
-use super::copy::{dtoh_async, memset_async};
+use super::copy::dtoh_async;
 use super::error::{CudaError, CudaResult};
 use super::kernels;
 use super::memory::{DeviceBuffer, PinnedBuffer};
@@ -17,10 +20,10 @@ use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::stream::Stream;
 
-/// Tile of one block in motion.cu (`kTileW` x `kTileH`), 256 threads.
+/// Tile of one block in motion.cu (`kTileW` x `kTileH`), 32 x 8 threads.
 const TILE_W: usize = 64;
-const TILE_H: usize = 16;
-const THREADS: u32 = 256;
+const TILE_H: usize = 32;
+const BLOCK: (u32, u32, u32) = (32, 8, 1);
 /// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
 /// this could wrap it, which the kernel does not reproduce.
 pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
@@ -56,9 +59,13 @@ pub struct GpuMotion {
     current: usize,
     /// Frames enqueued in this session.
     frames: usize,
-    /// One `u64` accumulator per slot.
-    acc: DeviceBuffer,
+    /// The kernel's accumulator and block counter (two `u64`, zero between frames).
+    state: DeviceBuffer,
+    /// One `u64` sum per slot, written by the kernel through `host_device` (or into `results`
+    /// and copied).
     host: PinnedBuffer,
+    host_device: Option<u64>,
+    results: DeviceBuffer,
     /// Whether the slot's frame had a predecessor (a sum to read).
     has_sum: Vec<bool>,
     width: usize,
@@ -86,6 +93,7 @@ impl GpuMotion {
             )));
         }
         let bps = if bpc == 8 { 1 } else { 2 };
+        let mut host = PinnedBuffer::new(ctx, 8 * slots)?;
         let prev = [
             DevicePlaneBuf::new(ctx, width, height, bps)?,
             DevicePlaneBuf::new(ctx, width, height, bps)?,
@@ -95,8 +103,14 @@ impl GpuMotion {
             prev,
             current: 0,
             frames: 0,
-            acc: DeviceBuffer::new(ctx, 8 * slots)?,
-            host: PinnedBuffer::new(ctx, 8 * slots)?,
+            state: {
+                let mut state = DeviceBuffer::new(ctx, 16)?;
+                state.fill(0, &Stream::new(ctx)?)?;
+                state
+            },
+            host_device: host.device_address(),
+            host,
+            results: DeviceBuffer::new(ctx, 8 * slots)?,
             has_sum: vec![false; slots],
             width,
             height,
@@ -144,11 +158,12 @@ impl GpuMotion {
             return Err(CudaError::InvalidArgument(format!("motion: slot {slot}")));
         }
         let compute = i32::from(self.frames > 0);
-        let acc = self.acc.ptr_at(8 * slot, 8)?;
-        if compute != 0 {
-            // SAFETY: 8 bytes of our accumulator, which outlives the stream's work (owner).
-            unsafe { memset_async(acc, 0, 8, stream) }?;
-        }
+        let state = self.state.ptr();
+        let device_result = self.results.ptr_at(8 * slot, 8)?;
+        let result = match self.host_device {
+            Some(host) => host + 8 * slot as u64,
+            None => device_result,
+        };
         let prev = self.prev[self.current].plane();
         let store = self.prev[1 - self.current].plane();
         let (w, h, bpc) = (self.width as i32, self.height as i32, self.bpc as i32);
@@ -165,7 +180,8 @@ impl GpuMotion {
             arg(&bpc),
             arg(&shift),
             arg(&compute),
-            arg(&acc),
+            arg(&state),
+            arg(&result),
         ];
         let config = LaunchConfig {
             grid: (
@@ -173,7 +189,7 @@ impl GpuMotion {
                 self.height.div_ceil(TILE_H) as u32,
                 1,
             ),
-            block: (THREADS, 1, 1),
+            block: BLOCK,
             shared_bytes: 0,
         };
         let f = if self.bpc == 8 {
@@ -182,13 +198,16 @@ impl GpuMotion {
             &self.kernels.sad_u16
         };
         // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
-        // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* acc):
-        // CUdeviceptr and usize match pointers and size_t, i32 matches int. prev/store are our planes of this
-        // geometry, the reference is valid per the caller, acc holds 8 bytes.
+        // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* state,
+        // unsigned long long* result): CUdeviceptr and usize match pointers and size_t, i32
+        // matches int. prev/store are our planes of this geometry, the reference is valid per
+        // the caller, state holds 16 bytes (zero between launches, which this stream orders),
+        // result 8 bytes of our pinned slot or device results (owned by self, which outlives
+        // the stream's work: the engine drains before dropping us).
         unsafe { f.launch(stream, config, &args) }?;
-        if compute != 0 {
-            // SAFETY: 8 bytes from our accumulator into our pinned slot; both owned by self.
-            unsafe { dtoh_async(self.host.as_mut_ptr().add(8 * slot), acc, 8, stream) }?;
+        if compute != 0 && self.host_device.is_none() {
+            // SAFETY: 8 bytes from our device result into our pinned slot; both owned by self.
+            unsafe { dtoh_async(self.host.as_mut_ptr().add(8 * slot), device_result, 8, stream) }?;
         }
         self.has_sum[slot] = compute != 0;
         self.current = 1 - self.current;
