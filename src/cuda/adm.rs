@@ -19,7 +19,6 @@ use crate::features::adm::{
     MIN_DIMENSION, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT,
 };
 
-
 use super::context::Context;
 use super::copy::{dtoh_async, memset_async};
 use super::error::{CudaError, CudaResult};

@@ -207,7 +207,14 @@ impl GpuMotion {
         unsafe { f.launch(stream, config, &args) }?;
         if compute != 0 && self.host_device.is_none() {
             // SAFETY: 8 bytes from our device result into our pinned slot; both owned by self.
-            unsafe { dtoh_async(self.host.as_mut_ptr().add(8 * slot), device_result, 8, stream) }?;
+            unsafe {
+                dtoh_async(
+                    self.host.as_mut_ptr().add(8 * slot),
+                    device_result,
+                    8,
+                    stream,
+                )
+            }?;
         }
         self.has_sum[slot] = compute != 0;
         self.current = 1 - self.current;
