@@ -225,6 +225,35 @@ impl<'a> Plane<'a> {
         Ok(())
     }
 
+    /// The first sample (in row order) above the plane's bit depth, as (x, y, value); `None`
+    /// when every sample fits (always for 8- and 16-bit planes). Such a sample is an error at
+    /// the API boundary: libvmaf's arithmetic assumes samples below 2^bpc, and the SIMD kernels
+    /// would not agree with each other on it. Big planes are scanned on several threads (the
+    /// largest sample first, the position only if needed).
+    pub fn first_sample_above_depth(&self) -> Option<(usize, usize, u16)> {
+        let Samples::U16(_) = self.samples else {
+            return None;
+        };
+        if self.bpc >= 16 {
+            return None;
+        }
+        let max = ((1u32 << self.bpc) - 1) as u16;
+        let row_max = |y: usize| self.row_u16(y).iter().fold(0, |m, &v| m.max(v));
+        let largest = if self.width * self.height >= 1 << 18 {
+            use rayon::prelude::*;
+            (0..self.height).into_par_iter().map(row_max).max()
+        } else {
+            (0..self.height).map(row_max).max()
+        };
+        if largest.unwrap_or(0) <= max {
+            return None;
+        }
+        (0..self.height).find_map(|y| {
+            let row = self.row_u16(y);
+            row.iter().position(|&v| v > max).map(|x| (x, y, row[x]))
+        })
+    }
+
     /// The top-left `width` x `height` part of this plane.
     pub fn crop(&self, width: usize, height: usize) -> Plane<'a> {
         Plane {

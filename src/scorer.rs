@@ -299,6 +299,19 @@ pub struct Scorer {
     started: Instant,
 }
 
+/// A host plane's samples must fit its bit depth (see [`Plane::first_sample_above_depth`]).
+fn check_depth(frame: usize, what: &str, p: &Plane) -> Result<()> {
+    match p.first_sample_above_depth() {
+        None => Ok(()),
+        Some((x, y, v)) => Err(Error::InvalidPlane(format!(
+            "frame {frame}, {what}: sample {v} at x={x}, y={y} does not fit {} bits (at most \
+             {}); MSB-aligned samples (P010-style) must be shifted down to the declared depth",
+            p.bpc,
+            (1u32 << p.bpc) - 1
+        ))),
+    }
+}
+
 impl Scorer {
     /// A scorer on the CPU.
     pub fn new(config: ScorerConfig, geometry: Geometry) -> Result<Self> {
@@ -496,6 +509,7 @@ impl Scorer {
     fn check_plane(&self, frame: usize, what: &'static str, p: &Plane) -> Result<()> {
         p.validate()
             .map_err(|e| Error::InvalidPlane(format!("frame {frame}, {what}: {e}")))?;
+        check_depth(frame, what, p)?;
         let g = self.geometry;
         if (p.width, p.height) != (g.width, g.height) {
             return Err(Error::FrameGeometry {
@@ -526,6 +540,7 @@ impl Scorer {
                         p.validate().map_err(|e| {
                             Error::InvalidPlane(format!("frame {frame}, {what}: {e}"))
                         })?;
+                        check_depth(frame, what, p)?;
                     }
                 }
             }

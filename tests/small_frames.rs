@@ -215,3 +215,50 @@ fn sixteen_pixels_are_refused_with_a_true_message() {
         assert!(text.contains("16 pixels and below"), "{text}");
     }
 }
+
+#[test]
+fn samples_above_the_declared_depth_are_refused_with_their_position() {
+    use vmafcuda::frame::SampleBuf;
+    let case = "small_40x17_10bit";
+    let read = |name: &str| {
+        Y4mReader::open(data(&format!("{case}_{name}.y4m")))
+            .expect("open")
+            .read_picture()
+            .expect("read")
+            .expect("a picture")
+    };
+    let (reference, mut distorted) = (read("ref"), read("dist"));
+    let geometry = Geometry {
+        width: reference.width(),
+        height: reference.height(),
+        bpc: 10,
+    };
+    let config = || ScorerConfig::new(Model::builtin("vmaf_v0.6.1").expect("model"));
+    // The largest 10-bit sample is accepted.
+    let SampleBuf::U16(samples) = &mut distorted.luma.data else {
+        panic!("10-bit samples are u16");
+    };
+    samples[40 + 7] = 1023;
+    let mut scorer = Scorer::with_backend(config(), geometry, BackendRequest::Cpu).expect("scorer");
+    scorer
+        .push(&reference.view(), &distorted.view())
+        .expect("1023 fits 10 bits");
+    // One above it (an MSB-aligned sample, say) is named with its place, on every backend.
+    let SampleBuf::U16(samples) = &mut distorted.luma.data else {
+        unreachable!();
+    };
+    samples[40 + 7] = 1024;
+    for backend in [BackendRequest::Cpu, BackendRequest::Auto] {
+        let mut scorer = Scorer::with_backend(config(), geometry, backend).expect("scorer");
+        let err = scorer
+            .push(&reference.view(), &distorted.view())
+            .expect_err("1024 does not fit 10 bits");
+        let text = err.to_string();
+        assert!(matches!(err, Error::InvalidPlane(_)), "{text}");
+        assert!(
+            text.contains("frame 0, distorted luma: sample 1024 at x=7, y=1 does not fit 10 bits"),
+            "{text}"
+        );
+        assert_eq!(scorer.frames_pushed(), 0, "nothing was scored");
+    }
+}

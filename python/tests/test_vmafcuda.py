@@ -172,6 +172,20 @@ def test_push_checks_arrays():
         deep.push(good.astype(">u2"), good.astype(">u2"))
 
 
+def test_samples_above_the_bit_depth_are_refused():
+    frame = np.full((48, 64), 1023, np.uint16)
+    with vmafcuda.Scorer(64, 48, bpc=10, backend="cpu") as scorer:
+        scorer.push(frame, frame)
+        msb = frame.copy()
+        msb[3, 5] = 1023 << 6
+        with pytest.raises(
+            vmafcuda.VmafError,
+            match=r"frame 1, distorted luma: sample 65472 at x=5, y=3 does not fit 10 bits",
+        ):
+            scorer.push(frame, msb)
+        assert scorer.frames_pushed == 1
+
+
 def test_context_manager_closes_the_scorer():
     frame = np.full((48, 64), 128, np.uint8)
     with vmafcuda.Scorer(64, 48, backend="cpu") as scorer:
