@@ -123,9 +123,9 @@ typedef struct VmafcudaConfig {
 
 /* One image plane in host memory. Samples of 8-bit pictures are uint8_t; 9..16-bit samples are
  * native-endian uint16_t holding the value LSB-aligned (yuv420p10le, gray10le, ...), 2-byte
- * aligned; a sample above the bit depth (e.g. MSB-aligned p010 data) makes the push fail with
- * VMAFCUDA_ERR_INVALID_ARGUMENT and a message naming it. The plane is read during the push call
- * only. */
+ * aligned. On the CPU backend a sample above the bit depth (e.g. MSB-aligned p010 data) makes
+ * the push fail with VMAFCUDA_ERR_INVALID_ARGUMENT and a message naming it (the CUDA backend
+ * does not scan host frames for it yet). The plane is read during the push call only. */
 typedef struct VmafcudaPlane {
     const void *data;
     /* Bytes from the start of one row to the next (>= width * bytes per sample). */
