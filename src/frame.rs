@@ -226,10 +226,10 @@ impl<'a> Plane<'a> {
     }
 
     /// The first sample (in row order) above the plane's bit depth, as (x, y, value); `None`
-    /// when every sample fits (always for 8- and 16-bit planes). Such a sample is an error at
-    /// the API boundary: libvmaf's arithmetic assumes samples below 2^bpc, and the SIMD kernels
-    /// would not agree with each other on it. Big planes are scanned on several threads (the
-    /// largest sample first, the position only if needed).
+    /// when every sample fits (always for 8- and 16-bit planes). The CPU engine refuses such a
+    /// sample ([`crate::Scorer::push`]): libvmaf's arithmetic assumes samples below 2^bpc, and
+    /// the SIMD kernels would not agree with each other on it. Big planes are scanned on
+    /// several threads (the largest sample first, the position only if needed).
     pub fn first_sample_above_depth(&self) -> Option<(usize, usize, u16)> {
         let Samples::U16(_) = self.samples else {
             return None;
