@@ -229,7 +229,7 @@ impl<'a> Plane<'a> {
     /// when every sample fits (always for 8- and 16-bit planes). The CPU engine refuses such a
     /// sample ([`crate::Scorer::push`]): libvmaf's arithmetic assumes samples below 2^bpc, and
     /// the SIMD kernels would not agree with each other on it. Big planes are scanned on
-    /// several threads (the largest sample first, the position only if needed).
+    /// several threads, a row at a time ([`first_above_depth`]).
     pub fn first_sample_above_depth(&self) -> Option<(usize, usize, u16)> {
         let Samples::U16(_) = self.samples else {
             return None;
@@ -237,21 +237,13 @@ impl<'a> Plane<'a> {
         if self.bpc >= 16 {
             return None;
         }
-        let max = ((1u32 << self.bpc) - 1) as u16;
-        let row_max = |y: usize| self.row_u16(y).iter().fold(0, |m, &v| m.max(v));
-        let largest = if self.width * self.height >= 1 << 18 {
+        let row = |y: usize| first_above_depth(self.row_u16(y), self.bpc).map(|(x, v)| (x, y, v));
+        if self.width * self.height >= 1 << 18 {
             use rayon::prelude::*;
-            (0..self.height).into_par_iter().map(row_max).max()
+            (0..self.height).into_par_iter().find_map_first(row)
         } else {
-            (0..self.height).map(row_max).max()
-        };
-        if largest.unwrap_or(0) <= max {
-            return None;
+            (0..self.height).find_map(row)
         }
-        (0..self.height).find_map(|y| {
-            let row = self.row_u16(y);
-            row.iter().position(|&v| v > max).map(|x| (x, y, row[x]))
-        })
     }
 
     /// The top-left `width` x `height` part of this plane.
@@ -290,4 +282,18 @@ impl Picture {
             chroma,
         }
     }
+}
+
+/// The first of `samples` above `bpc` bits, as (index, value): the largest sample first (a
+/// loop the compiler vectorises), the position only if there is one. Shared by the y4m readers'
+/// range check and [`Plane::first_sample_above_depth`].
+pub fn first_above_depth(samples: &[u16], bpc: u32) -> Option<(usize, u16)> {
+    let max = (1u32 << bpc.min(16)) - 1;
+    if u32::from(samples.iter().fold(0, |m, &v| m.max(v))) <= max {
+        return None;
+    }
+    samples
+        .iter()
+        .position(|&v| u32::from(v) > max)
+        .map(|i| (i, samples[i]))
 }

@@ -131,13 +131,8 @@ pub fn samples_from_le(plane: &mut [u16], bpc: u32) -> Result<(), u16> {
             *v = u16::from_le(*v);
         }
     }
-    let max = ((1u32 << bpc) - 1) as u16;
-    // The largest sample first (a loop the compiler vectorises), the position only if needed.
-    if plane.iter().fold(0, |m, &v| m.max(v)) <= max {
-        return Ok(());
-    }
-    match plane.iter().find(|&&v| v > max) {
-        Some(&value) => Err(value),
+    match crate::frame::first_above_depth(plane, bpc) {
+        Some((_, value)) => Err(value),
         None => Ok(()),
     }
 }
