@@ -2,7 +2,8 @@
 //! behind the CPU path's "10-bit within 15% of 8-bit" bar (issue 18), where a whole-run
 //! timing cannot tell which extractor a difference comes from.
 //!
-//! `cargo run --release --example feature_times -- [WxH] [reps]` (default 1920x1080, 20):
+//! `cargo run --release --example feature_times -- [WxH] [reps] [levels]` (default 1920x1080,
+//! 20, every level; `levels` e.g. `avx2,avx512vnni`):
 //! for 8-bit and 10-bit synthetic pairs and every SIMD level the CPU supports, the *minimum*
 //! over `reps` rounds of each extractor's time on a frame (the minimum is what a busy,
 //! shared machine still measures faithfully), one thread.
@@ -25,12 +26,23 @@ fn main() {
         })
         .unwrap_or((1920usize, 1080usize));
     let reps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20);
+    // Optional: only these levels (comma-separated names, as VMAFCUDA_CPU_SIMD takes them).
+    let only: Option<Vec<String>> = args
+        .next()
+        .map(|s| s.split(',').map(str::to_owned).collect());
     println!("{width}x{height}, minimum of {reps} rounds, ms per frame, one thread");
     println!(
         "{:<11} {:>4} {:>8} {:>8} {:>8} {:>8}",
         "level", "bpc", "adm", "vif", "motion", "sum"
     );
-    for level in SimdLevel::ALL.into_iter().filter(|l| l.is_supported()) {
+    let wanted = |l: &SimdLevel| {
+        only.as_ref()
+            .is_none_or(|o| o.iter().any(|n| n == l.name()))
+    };
+    for level in SimdLevel::ALL
+        .into_iter()
+        .filter(|l| l.is_supported() && wanted(l))
+    {
         let mut sums = Vec::new();
         for bpc in [8, 10] {
             let clip = SynthClip {

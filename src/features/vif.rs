@@ -896,7 +896,7 @@ fn horizontal_stats<I: Isa, const N: usize>(
                 }
                 #[cfg(target_arch = "x86_64")]
                 SimdLevel::Avx512 | SimdLevel::Avx512Vnni => {
-                    start = n - n % 8;
+                    start = n - n % 16;
                     // SAFETY: as above, inside `extract_avx512` or `extract_avx512vnni`.
                     unsafe { vif_x86::stats_avx512(f, start, &params) }
                 }
@@ -1723,6 +1723,79 @@ mod tests {
                     both!(3, &FILTER_3);
                 }
             }
+        }
+    }
+
+    /// The AVX-512 statistic over more pixels than its 32-bit partial sums take at once (it
+    /// moves them to 64-bit totals every 2^18 pixels): random moments, wrapped sigmas and
+    /// values near every branch, against the portable statistic.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_statistic_matches_portable_past_its_partial_sums() {
+        if !SimdLevel::Avx512.is_supported() {
+            return;
+        }
+        let n = (1 << 18) + 48;
+        let mut st = 0x5eed_0000_1234_5678u64;
+        let mut f: [Vec<u32>; 5] = Default::default();
+        for j in 0..n {
+            let (m1, m2) = (rng(&mut st) as u32, rng(&mut st) as u32);
+            let sq = |a: u32, b: u32| ((u64::from(a) * u64::from(b) + (1 << 31)) >> 32) as u32;
+            // Half the pixels near zero variance (both branches), the rest anything.
+            let near = |m: u32, st: &mut u64| m.wrapping_add((rng(st) % 400_000) as u32);
+            let (xx, yy, xy) = if j % 2 == 0 {
+                (
+                    near(sq(m1, m1), &mut st),
+                    near(sq(m2, m2), &mut st),
+                    near(sq(m1, m2), &mut st),
+                )
+            } else {
+                (
+                    rng(&mut st) as u32,
+                    rng(&mut st) as u32,
+                    rng(&mut st) as u32,
+                )
+            };
+            for (v, x) in f.iter_mut().zip([m1, m2, xx, yy, xy]) {
+                v.push(x);
+            }
+        }
+        let table = log2_steps();
+        for gain in [1.0, DEFAULT_VIF_ENHN_GAIN_LIMIT] {
+            let mut want = VifSums::default();
+            let mut idx = [[0u64; BLOCK]; 3];
+            for c0 in (0..n).step_by(BLOCK) {
+                let m = BLOCK.min(n - c0);
+                let mut s = [[0i32; BLOCK]; 3];
+                for j in 0..m {
+                    let at = |q: usize| f[q][c0 + j];
+                    let sq =
+                        |a: u32, b: u32| ((u64::from(a) * u64::from(b) + (1 << 31)) >> 32) as u32;
+                    s[0][j] = at(2).wrapping_sub(sq(at(0), at(0))) as i32;
+                    s[1][j] = (at(3).wrapping_sub(sq(at(1), at(1))) as i32).max(0);
+                    s[2][j] = at(4).wrapping_sub(sq(at(0), at(1))) as i32;
+                }
+                let sig = [&s[0][..m], &s[1][..m], &s[2][..m]];
+                want.merge(&block_stats::<Portable>(sig, &mut idx, table, gain));
+            }
+            let params = StatParams {
+                steps: table,
+                gain_limit: gain,
+                eps: EPS,
+                nsq: SIGMA_NSQ,
+            };
+            let slices = [&f[0][..], &f[1][..], &f[2][..], &f[3][..], &f[4][..]];
+            // SAFETY: AVX-512 checked above; every slice holds n values, n a multiple of 16.
+            let got = unsafe { vif_x86::stats_avx512(slices, n, &params) };
+            assert_eq!(
+                got,
+                [
+                    want.num_log,
+                    want.den_log,
+                    want.num_non_log,
+                    want.den_non_log
+                ]
+            );
         }
     }
 

@@ -423,7 +423,16 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
     })
 }
 
-/// [`stats_avx2`] on 8 pixels at a time, with mask registers; `n` a multiple of 8.
+/// [`stats_avx2`] on 16 pixels at a time, with mask registers; `n` a multiple of 16.
+///
+/// The integer work runs on 16 lanes of 32 bits: `mu²` as the high halves of the even and
+/// odd lanes' 64-bit products, and the denominator's logarithm from `d = sigma1_sq + 2`
+/// converted to `f32` *towards zero* (which keeps the top 24 bits of `d < 2^32` exact, so its
+/// exponent and top 15 mantissa bits are libvmaf's shift and 16-bit index). Only the gain
+/// (`f64` division, as libvmaf) runs on two halves of 8 lanes; the numerator's two logarithms
+/// come from those `f64` bits, their indices packed back to 16 lanes for one 16-lane gather
+/// each. Per-lane sums stay in 32 bits for at most `CHUNK` blocks, then move to 64-bit totals;
+/// exponents are summed unscaled and multiplied by 2048 once.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW, DQ and VL; every slice of `f` holds at least `n`
@@ -431,94 +440,160 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
 pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> StatSums {
-    debug_assert!(n.is_multiple_of(8) && f.iter().all(|s| s.len() >= n));
+    debug_assert!(n.is_multiple_of(16) && f.iter().all(|s| s.len() >= n));
+    // Blocks of 16 pixels per 32-bit partial sum: a lane adds at most 2^16 per block (the
+    // low half of sigma2_sq, or a table entry below 2^15 plus 2 steps).
+    const CHUNK: usize = 1 << 14;
     let [mu1, mu2, xx, yy, xy] = f;
     let half = _mm512_set1_epi64(1 << 31);
     let eps = _mm512_set1_pd(p.eps);
-    let nsq = _mm512_set1_pd(f64::from(p.nsq));
+    let nsq_pd = _mm512_set1_pd(f64::from(p.nsq));
+    let nsq = _mm512_set1_epi32(p.nsq);
     let gain = _mm512_set1_pd(p.gain_limit);
-    let zero_pd = _mm512_setzero_pd();
-    let (m8000, mffff) = (_mm512_set1_epi64(0x8000), _mm512_set1_epi64(0xffff));
-    let one64 = _mm512_set1_epi64(1);
-    let bias = _mm512_set1_epi64(1023 + 32);
-    let steps = p.steps.as_ptr().cast::<i32>();
-    let (m15, mff, mffff32) = (
-        _mm512_set1_epi64(15),
-        _mm256_set1_epi32(0xff),
-        _mm256_set1_epi32(0xffff),
+    let zero = _mm512_setzero_si512();
+    let one = _mm512_set1_epi32(1);
+    let (m15, mff, mffff) = (
+        _mm512_set1_epi32(15),
+        _mm512_set1_epi32(0xff),
+        _mm512_set1_epi32(0xffff),
     );
-    let two = _mm256_set1_epi32(2);
-    let look = |idx: __m512i| {
-        // SAFETY: idx <= 0xffff, so idx >> 4 < 4096 entries of `steps`.
-        let e = unsafe { _mm512_i64gather_epi32::<4>(_mm512_srli_epi64(idx, 4), steps) };
-        let o = _mm512_cvtepi64_epi32(_mm512_and_si512(idx, m15));
-        let base = _mm256_and_si256(e, mffff32);
-        let p1 = _mm256_and_si256(_mm256_srli_epi32(e, 16), mff);
-        let p2 = _mm256_srli_epi32(e, 24);
-        let v = _mm256_add_epi32(_mm256_add_epi32(base, two), _mm256_cmpgt_epi32(p1, o));
-        _mm512_cvtepi32_epi64(_mm256_add_epi32(v, _mm256_cmpgt_epi32(p2, o)))
-    };
-    let index = |bits: __m512i, mask: __mmask8| {
-        let i = _mm512_or_si512(_mm512_srli_epi64(bits, 37), m8000);
-        _mm512_maskz_and_epi64(mask, i, mffff)
-    };
-    let mut acc = [_mm512_setzero_si512(); 4];
-    for j in (0..n).step_by(8) {
-        // SAFETY: j + 8 <= n <= every slice's length.
-        let load = |s: &[u32]| unsafe { _mm256_loadu_si256(s.as_ptr().add(j).cast()) };
-        let (m1, m2) = (
-            _mm512_cvtepu32_epi64(load(mu1)),
-            _mm512_cvtepu32_epi64(load(mu2)),
+    // The low dwords of 16 qwords (two registers) in order.
+    let low_dwords = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let steps = p.steps.as_ptr().cast::<i32>();
+    // Adds (or subtracts) the table entries of 16 lanes: `v` holds a 16-bit index (top bit
+    // set) in bits 0..16 of every lane, garbage above; lanes outside `k` add nothing. The
+    // gather takes the index's step block (`(v >> 4) & 0xfff`), the steps compare with
+    // `v & 15`.
+    let entries = |acc: __m512i, k: __mmask16, v: __m512i, sub: bool| {
+        let block = _mm512_and_si512(_mm512_srli_epi32(v, 4), _mm512_set1_epi32(0xfff));
+        // SAFETY: block < 4096 entries of `steps`; masked-off lanes load nothing.
+        let e = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, k, block, steps) };
+        let o = _mm512_and_si512(v, m15);
+        let base = _mm512_and_si512(e, mffff);
+        let p1 = _mm512_and_si512(_mm512_srli_epi32(e, 16), mff);
+        let p2 = _mm512_srli_epi32(e, 24);
+        let (k1, k2) = (
+            _mm512_mask_cmpge_epu32_mask(k, o, p1),
+            _mm512_mask_cmpge_epu32_mask(k, o, p2),
         );
-        let sq = |a: __m512i, b: __m512i| {
-            _mm512_cvtepi64_epi32(_mm512_srli_epi64(
-                _mm512_add_epi64(_mm512_mul_epu32(a, b), half),
-                32,
-            ))
+        if sub {
+            let acc = _mm512_mask_sub_epi32(acc, k, acc, base);
+            let acc = _mm512_mask_sub_epi32(acc, k1, acc, one);
+            _mm512_mask_sub_epi32(acc, k2, acc, one)
+        } else {
+            let acc = _mm512_mask_add_epi32(acc, k, acc, base);
+            let acc = _mm512_mask_add_epi32(acc, k1, acc, one);
+            _mm512_mask_add_epi32(acc, k2, acc, one)
+        }
+    };
+    // High half of `a * b + 2^31` for 16 u32 lanes (`a_odd`, `b_odd`: the inputs >> 32).
+    let sq = |a: __m512i, b: __m512i, a_odd: __m512i, b_odd: __m512i| {
+        let even = _mm512_add_epi64(_mm512_mul_epu32(a, b), half);
+        let odd = _mm512_add_epi64(_mm512_mul_epu32(a_odd, b_odd), half);
+        _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(even, 32), odd)
+    };
+    const FLOOR: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const TRUNC: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    // Exponent sums (f32 exponent of d minus its bias, 64-bit lanes of e2 - e1), partial
+    // table sums, the non-log sigma2_sq in two 16-bit halves, and the totals.
+    let mut totals = [0i64; 4];
+    let mut exp_num = [_mm512_setzero_si512(); 2];
+    let mut j = 0;
+    while j < n {
+        let (chunk_start, end) = (j, n.min(j + 16 * CHUNK));
+        let (mut den, mut num, mut den_exp) = (zero, zero, zero);
+        let (mut nl_lo, mut nl_hi) = (zero, zero);
+        let mut nl_count = zero;
+        while j < end {
+            // SAFETY: j + 16 <= n <= every slice's length.
+            let load = |s: &[u32]| unsafe { _mm512_loadu_si512(s.as_ptr().add(j).cast()) };
+            let (m1, m2) = (load(mu1), load(mu2));
+            let (m1o, m2o) = (_mm512_srli_epi64(m1, 32), _mm512_srli_epi64(m2, 32));
+            let s1 = _mm512_sub_epi32(load(xx), sq(m1, m1, m1o, m1o));
+            let s2 = _mm512_max_epi32(_mm512_sub_epi32(load(yy), sq(m2, m2, m2o, m2o)), zero);
+            let s12 = _mm512_sub_epi32(load(xy), sq(m1, m2, m1o, m2o));
+            let is_log = _mm512_cmpge_epi32_mask(s1, nsq);
+            let is_num = _mm512_mask_cmpgt_epi32_mask(
+                _mm512_mask_cmpgt_epi32_mask(is_log, s12, zero),
+                s2,
+                zero,
+            );
+            // Non-log pixels: sigma2_sq and their count.
+            let nl = !is_log;
+            nl_count = _mm512_mask_add_epi32(nl_count, nl, nl_count, one);
+            nl_lo = _mm512_mask_add_epi32(nl_lo, nl, nl_lo, _mm512_and_si512(s2, mffff));
+            nl_hi = _mm512_mask_add_epi32(nl_hi, nl, nl_hi, _mm512_srli_epi32(s2, 16));
+            // The denominator: d = sigma1_sq + 2 < 2^32 as f32, truncated.
+            let d =
+                _mm512_castps_si512(_mm512_cvt_roundepu32_ps::<TRUNC>(_mm512_add_epi32(s1, nsq)));
+            den_exp = _mm512_mask_add_epi32(den_exp, is_log, den_exp, _mm512_srli_epi32(d, 23));
+            den = entries(
+                den,
+                is_log,
+                _mm512_or_si512(_mm512_srli_epi32(d, 8), _mm512_set1_epi32(0x8000)),
+                false,
+            );
+            // The numerator on two halves of 8 lanes in f64.
+            let mut bits = [[zero; 2]; 2];
+            for h in 0..2 {
+                let part = |v: __m512i| {
+                    if h == 0 {
+                        _mm512_castsi512_si256(v)
+                    } else {
+                        _mm512_extracti64x4_epi64::<1>(v)
+                    }
+                };
+                let (a, b, c) = (
+                    _mm512_cvtepi32_pd(part(s1)),
+                    _mm512_cvtepi32_pd(part(s2)),
+                    _mm512_cvtepi32_pd(part(s12)),
+                );
+                let g = _mm512_div_pd(c, _mm512_add_pd(a, eps));
+                let t = _mm512_roundscale_pd::<FLOOR>(_mm512_sub_pd(b, _mm512_mul_pd(g, c)));
+                let sv = _mm512_max_pd(t, _mm512_setzero_pd());
+                let gl = _mm512_min_pd(g, gain);
+                let n1 = _mm512_add_pd(sv, nsq_pd);
+                let n2 = _mm512_add_pd(
+                    _mm512_roundscale_pd::<FLOOR>(_mm512_mul_pd(_mm512_mul_pd(gl, gl), a)),
+                    n1,
+                );
+                let (b1, b2) = (_mm512_castpd_si512(n1), _mm512_castpd_si512(n2));
+                let k = (is_num >> (8 * h)) as __mmask8;
+                let e = _mm512_sub_epi64(_mm512_srli_epi64(b2, 52), _mm512_srli_epi64(b1, 52));
+                exp_num[h] = _mm512_mask_add_epi64(exp_num[h], k, exp_num[h], e);
+                // Bits 37.. of each: the top 15 mantissa bits, then the exponent.
+                bits[h] = [_mm512_srli_epi64(b1, 37), _mm512_srli_epi64(b2, 37)];
+            }
+            let top = _mm512_set1_epi32(0x8000);
+            let v1 = _mm512_or_si512(
+                _mm512_permutex2var_epi32(bits[0][0], low_dwords, bits[1][0]),
+                top,
+            );
+            let v2 = _mm512_or_si512(
+                _mm512_permutex2var_epi32(bits[0][1], low_dwords, bits[1][1]),
+                top,
+            );
+            num = entries(num, is_num, v2, false);
+            num = entries(num, is_num, v1, true);
+            j += 16;
+        }
+        // Partial sums of 16 lanes, each below 2^30 in magnitude: widened before adding.
+        let wide = |v: __m512i| {
+            let lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v));
+            let hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64::<1>(v));
+            _mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi))
         };
-        let (m11, m22, m12) = (sq(m1, m1), sq(m2, m2), sq(m1, m2));
-        let s1 = _mm256_sub_epi32(load(xx), m11);
-        let s2 = _mm256_max_epi32(_mm256_sub_epi32(load(yy), m22), _mm256_setzero_si256());
-        let s12 = _mm256_sub_epi32(load(xy), m12);
-        let is_log = _mm256_cmpge_epi32_mask(s1, _mm256_set1_epi32(p.nsq));
-        let is_num = is_log
-            & _mm256_cmpgt_epi32_mask(s12, _mm256_setzero_si256())
-            & _mm256_cmpgt_epi32_mask(s2, _mm256_setzero_si256());
-        let (a, b, c) = (
-            _mm512_cvtepi32_pd(s1),
-            _mm512_cvtepi32_pd(s2),
-            _mm512_cvtepi32_pd(s12),
-        );
-        const FLOOR: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-        let g = _mm512_div_pd(c, _mm512_add_pd(a, eps));
-        let t = _mm512_roundscale_pd::<FLOOR>(_mm512_sub_pd(b, _mm512_mul_pd(g, c)));
-        let sv = _mm512_max_pd(t, zero_pd);
-        let gl = _mm512_min_pd(g, gain);
-        let n1 = _mm512_add_pd(sv, nsq);
-        let n2 = _mm512_add_pd(
-            _mm512_roundscale_pd::<FLOOR>(_mm512_mul_pd(_mm512_mul_pd(gl, gl), a)),
-            n1,
-        );
-        let d = _mm512_add_pd(a, nsq);
-        let (bd, b1, b2) = (
-            _mm512_castpd_si512(d),
-            _mm512_castpd_si512(n1),
-            _mm512_castpd_si512(n2),
-        );
-        let exp = |bits: __m512i| _mm512_srli_epi64(bits, 52);
-        let exp_den = _mm512_slli_epi64(_mm512_sub_epi64(exp(bd), bias), 11);
-        let exp_num = _mm512_slli_epi64(_mm512_sub_epi64(exp(b2), exp(b1)), 11);
-        let den = _mm512_add_epi64(exp_den, look(index(bd, is_log)));
-        let num = _mm512_sub_epi64(
-            _mm512_add_epi64(exp_num, look(index(b2, is_num))),
-            look(index(b1, is_num)),
-        );
-        acc[0] = _mm512_mask_add_epi64(acc[0], is_num, acc[0], num);
-        acc[1] = _mm512_mask_add_epi64(acc[1], is_log, acc[1], den);
-        acc[2] = _mm512_mask_add_epi64(acc[2], !is_log, acc[2], _mm512_cvtepi32_epi64(s2));
-        acc[3] = _mm512_mask_add_epi64(acc[3], !is_log, acc[3], one64);
+        let non_log_count = wide(nl_count);
+        let log_count = (end - chunk_start) as i64 - non_log_count;
+        totals[0] += wide(num);
+        // den per log pixel: entry + 2048 * (E - 127 - 32), E the f32 exponent field of d.
+        totals[1] += wide(den) + 2048 * (wide(den_exp) - 159 * log_count);
+        totals[2] += wide(nl_lo) + (wide(nl_hi) << 16);
+        totals[3] += non_log_count;
     }
-    acc.map(|v| _mm512_reduce_add_epi64(v))
+    // num per pixel: entry(n2) - entry(n1) + 2048 * (e2 - e1).
+    totals[0] += 2048 * _mm512_reduce_add_epi64(_mm512_add_epi64(exp_num[0], exp_num[1]));
+    totals
 }
 
 /// The AVX-512 filter kernels, once with `pmaddwd` + `paddd` and once with AVX512-VNNI's
