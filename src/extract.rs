@@ -2,9 +2,10 @@
 //! and the plan of which extractors a run needs.
 
 use crate::features::adm::{AdmExtractor, AdmScores};
+use crate::features::motion::MotionExtractor;
 use crate::features::psnr::psnr;
 use crate::features::vif::{VifExtractor, VifScores};
-use crate::frame::PictureRef;
+use crate::frame::{PictureRef, Plane};
 
 /// Which spatial extractors a run needs: one ADM and one VIF instance per distinct
 /// enhancement-gain limit, PSNR if asked for.
@@ -35,6 +36,8 @@ pub struct SpatialExtractors {
     adm: Vec<AdmExtractor>,
     vif: Vec<VifExtractor>,
     psnr: bool,
+    /// Scratch rows for the motion sums of batched frames ([`SpatialExtractors::motion_sum`]).
+    motion: MotionExtractor,
 }
 
 impl SpatialExtractors {
@@ -51,7 +54,14 @@ impl SpatialExtractors {
                 .map(|(egl, _)| VifExtractor::new(plan.width, plan.height, plan.bpc, *egl))
                 .collect(),
             psnr: plan.psnr,
+            motion: MotionExtractor::scratch(plan.width, plan.height, plan.bpc),
         }
+    }
+
+    /// The motion sum of `cur` against `prev` (reference lumas of consecutive frames of one
+    /// session): [`MotionExtractor::sad_between`] on this set's scratch rows.
+    pub fn motion_sum(&mut self, prev: &Plane, cur: &Plane) -> u64 {
+        self.motion.sad_between(prev, cur)
     }
 
     /// Whether scores depend on the previous frame of the session (see

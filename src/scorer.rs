@@ -946,15 +946,52 @@ impl Scorer {
         for (i, (r, d)) in pairs.iter().enumerate() {
             self.check_pair(self.next_frame + i, r, d)?;
         }
-        let spatial: Vec<SpatialFeatures> = pairs
+        // Motion runs with the rest on the workers: frame i compares with frame i - 1 of the
+        // batch, or (the first) with the session's stored previous frame; a frame that starts
+        // a session (the scorer's first, or a configured shot start) has no motion sum.
+        let starts = &self.config.shot_starts[self.next_start..];
+        let session = &self.shot.session;
+        let starts_session = |i: usize| starts.binary_search(&(self.next_frame + i)).is_ok();
+        let first_prev = if starts_session(0) {
+            None
+        } else {
+            session.motion_prev()
+        };
+        let prev_of = |i: usize| match i {
+            _ if starts_session(i) => None,
+            0 => first_prev.as_ref(),
+            _ => Some(&pairs[i - 1].0.luma),
+        };
+        let scored: Vec<(SpatialFeatures, Option<u64>)> = pairs
             .par_iter()
-            .map(|(r, d)| self.with_extractors(|ex| ex.extract(r, d, false)))
+            .enumerate()
+            .map(|(i, (r, d))| {
+                self.with_extractors(|ex| {
+                    let sum = prev_of(i).map(|p| ex.motion_sum(p, &r.luma));
+                    (ex.extract(r, d, false), sum)
+                })
+            })
             .collect();
         let mut progress = Progress::default();
-        for ((r, _), s) in pairs.iter().zip(spatial) {
-            progress.extend(self.push_spatial(&r.luma, s));
+        for (s, sum) in scored {
+            progress.extend(self.push_spatial_sum(s, sum));
+        }
+        // The next batch's first frame compares with this one's last.
+        if let Some((r, _)) = pairs.last() {
+            self.shot.session.prime(&r.luma);
         }
         Ok(self.deliver(progress))
+    }
+
+    /// [`Scorer::push_spatial`] for a frame whose motion sum is known (`None`: the first frame
+    /// of its session).
+    fn push_spatial_sum(&mut self, spatial: SpatialFeatures, sum: Option<u64>) -> Progress {
+        let mut progress = self.begin_frame();
+        let index = self.next_frame;
+        self.end_frame(&mut progress, |session| {
+            session.push_sum(index, sum, spatial)
+        });
+        progress
     }
 
     fn push_spatial(&mut self, reference_luma: &Plane, spatial: SpatialFeatures) -> Progress {

@@ -71,6 +71,12 @@ impl Session {
         self.motion.prime(reference_luma);
     }
 
+    /// The reference luma of the session's last frame, which the next frame's motion compares
+    /// with (`None` before the first frame, or in a [`Session::scores_only`] session).
+    pub fn motion_prev(&self) -> Option<Plane<'_>> {
+        self.motion.stored_prev()
+    }
+
     /// Frames pushed into this session so far.
     pub fn frame_count(&self) -> usize {
         self.frames

@@ -84,11 +84,15 @@ impl MotionExtractor {
     /// State for a session of `width` x `height` luma planes of depth `bpc` (8..=16; panics
     /// otherwise, callers validate input geometry first).
     pub fn new(width: usize, height: usize, bpc: u32) -> Self {
+        Self::new_with_prev(width, height, bpc, true)
+    }
+
+    fn new_with_prev(width: usize, height: usize, bpc: u32, keep_prev: bool) -> Self {
         assert!(
             (8..=16).contains(&bpc),
             "motion: bit depth {bpc} out of range"
         );
-        let n = width * height;
+        let n = if keep_prev { width * height } else { 0 };
         let prev = if bpc == 8 {
             PrevLuma::U8(vec![0; n])
         } else {
@@ -158,6 +162,42 @@ impl MotionExtractor {
     /// to the previous frame was computed elsewhere (`None` for a session's first frame).
     pub fn push_sum(&mut self, sum: Option<u64>) -> MotionUpdate {
         self.advance(if self.frames == 0 { None } else { sum })
+    }
+
+    /// Scratch rows only, for [`MotionExtractor::sad_between`] (frames of a batch on worker
+    /// threads): no previous-frame buffer and no session.
+    pub fn scratch(width: usize, height: usize, bpc: u32) -> Self {
+        MotionExtractor::new_with_prev(width, height, bpc, false)
+    }
+
+    /// The integer sum of |blurred(`prev` - `cur`)| (what [`MotionExtractor::push`] computes
+    /// against its stored previous frame), from two planes of this extractor's geometry; only
+    /// the scratch rows are used, so frames of a batch can each take their own extractor.
+    pub fn sad_between(&mut self, prev: &Plane, cur: &Plane) -> u64 {
+        for p in [prev, cur] {
+            assert!(
+                (p.width, p.height, p.bpc) == (self.width, self.height, self.bpc),
+                "motion: plane does not match the extractor"
+            );
+        }
+        self.sad_sum_from(cur, Some(prev))
+    }
+
+    /// The previous frame's reference luma held for the next push (`None` before the first
+    /// push of a session, or without buffers).
+    pub fn stored_prev(&self) -> Option<Plane<'_>> {
+        let samples = match &self.prev {
+            PrevLuma::U8(v) if v.len() == self.width * self.height => Samples::U8(v),
+            PrevLuma::U16(v) if v.len() == self.width * self.height => Samples::U16(v),
+            _ => return None,
+        };
+        (self.frames > 0).then_some(Plane {
+            samples,
+            width: self.width,
+            height: self.height,
+            stride: self.width,
+            bpc: self.bpc,
+        })
     }
 
     /// Like [`MotionExtractor::push`], returning the frame's integer sum (`None` for the
@@ -279,23 +319,33 @@ impl MotionExtractor {
         self.simd
     }
 
-    /// Row `r` of `prev - cur` into its ring slot; row `r` of `prev` then becomes `cur`'s (each
-    /// row is loaded exactly once per frame, so this saves a separate copy pass).
+    /// Row `r` of `prev - cur` into its ring slot, `prev` the given plane or else the stored
+    /// previous frame, whose row `r` then becomes `cur`'s (each row is loaded exactly once
+    /// per frame, so this saves a separate copy pass).
     #[inline(always)]
-    fn load_diff_row(&mut self, cur: &Plane, r: usize) {
+    fn load_diff_row(&mut self, cur: &Plane, prev: Option<&Plane>, r: usize) {
         let w = self.width;
-        match (&mut self.prev, cur.samples, &mut self.diff) {
-            (PrevLuma::U8(p), Samples::U8(_), DiffRows::Narrow(rows)) => {
+        match (prev, &mut self.prev, cur.samples, &mut self.diff) {
+            (Some(p), _, Samples::U8(_), DiffRows::Narrow(rows)) => {
+                diff_row_narrow(p.row_u8(r), cur.row_u8(r), &mut rows[r % 5]);
+            }
+            (Some(p), _, Samples::U16(_), DiffRows::Narrow(rows)) => {
+                diff_row_narrow(p.row_u16(r), cur.row_u16(r), &mut rows[r % 5]);
+            }
+            (Some(p), _, Samples::U16(_), DiffRows::Wide(rows)) => {
+                diff_row_wide(p.row_u16(r), cur.row_u16(r), &mut rows[r % 5]);
+            }
+            (None, PrevLuma::U8(p), Samples::U8(_), DiffRows::Narrow(rows)) => {
                 let (p, c) = (&mut p[r * w..][..w], cur.row_u8(r));
                 diff_row_narrow(p, c, &mut rows[r % 5]);
                 p.copy_from_slice(c);
             }
-            (PrevLuma::U16(p), Samples::U16(_), DiffRows::Narrow(rows)) => {
+            (None, PrevLuma::U16(p), Samples::U16(_), DiffRows::Narrow(rows)) => {
                 let (p, c) = (&mut p[r * w..][..w], cur.row_u16(r));
                 diff_row_narrow(p, c, &mut rows[r % 5]);
                 p.copy_from_slice(c);
             }
-            (PrevLuma::U16(p), Samples::U16(_), DiffRows::Wide(rows)) => {
+            (None, PrevLuma::U16(p), Samples::U16(_), DiffRows::Wide(rows)) => {
                 let (p, c) = (&mut p[r * w..][..w], cur.row_u16(r));
                 diff_row_wide(p, c, &mut rows[r % 5]);
                 p.copy_from_slice(c);
@@ -309,40 +359,46 @@ impl MotionExtractor {
 
     /// The integer sum of |blurred(prev - cur)| over the frame, at the extractor's level.
     fn sad_sum(&mut self, cur: &Plane) -> u64 {
+        self.sad_sum_from(cur, None)
+    }
+
+    /// [`MotionExtractor::sad_sum`] against `prev`, or the stored previous frame (which then
+    /// becomes `cur`).
+    fn sad_sum_from(&mut self, cur: &Plane, prev: Option<&Plane>) -> u64 {
         match self.simd {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `simd` is only ever a level the running CPU supports (`capped`,
             // `selected`), and `sad_sum_avx2` needs nothing beyond AVX2.
-            SimdLevel::Avx2 => unsafe { self.sad_sum_avx2(cur) },
+            SimdLevel::Avx2 => unsafe { self.sad_sum_avx2(cur, prev) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, for AVX-512 F/BW/DQ/VL.
-            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe { self.sad_sum_avx512(cur) },
-            _ => self.sad_sum_impl(cur),
+            SimdLevel::Avx512 | SimdLevel::Avx512Vnni => unsafe { self.sad_sum_avx512(cur, prev) },
+            _ => self.sad_sum_impl(cur, prev),
         }
     }
 
     /// [`sad_sum_impl`](Self::sad_sum_impl) compiled with AVX2 (everything is inlined into it).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn sad_sum_avx2(&mut self, cur: &Plane) -> u64 {
-        self.sad_sum_impl(cur)
+    fn sad_sum_avx2(&mut self, cur: &Plane, prev: Option<&Plane>) -> u64 {
+        self.sad_sum_impl(cur, prev)
     }
 
     /// [`sad_sum_impl`](Self::sad_sum_impl) compiled with AVX-512.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
-    fn sad_sum_avx512(&mut self, cur: &Plane) -> u64 {
-        self.sad_sum_impl(cur)
+    fn sad_sum_avx512(&mut self, cur: &Plane, prev: Option<&Plane>) -> u64 {
+        self.sad_sum_impl(cur, prev)
     }
 
     #[inline(always)]
-    fn sad_sum_impl(&mut self, cur: &Plane) -> u64 {
+    fn sad_sum_impl(&mut self, cur: &Plane, prev: Option<&Plane>) -> u64 {
         let (w, h, bpc) = (self.width, self.height, self.bpc);
         let mut next_row = 0; // next difference row to compute
         let mut sad = 0u64;
         for i in 0..h {
             while next_row <= (i + 2).min(h - 1) {
-                self.load_diff_row(cur, next_row);
+                self.load_diff_row(cur, prev, next_row);
                 next_row += 1;
             }
             // Mirrored rows i-2..=i+2 all lie in the window i-2..=i+2 clipped to the plane.

@@ -1,0 +1,91 @@
+//! `Scorer::push_batch` (frames spread over the worker threads, motion included) gives the very
+//! report of pushing the frames one by one: every batch size, shot starts at the first, a
+//! middle and the last frame of a batch, boundaries declared at run time between batches, 8
+//! and 10 bits.
+
+mod common;
+
+use common::report::assert_identical;
+
+use vmafcuda::frame::Picture;
+use vmafcuda::model::Model;
+use vmafcuda::report::Report;
+use vmafcuda::synth::SynthClip;
+use vmafcuda::{Geometry, Scorer, ScorerConfig};
+
+fn scorer(pairs: &[(Picture, Picture)], starts: &[usize]) -> Scorer {
+    let config = ScorerConfig {
+        psnr: true,
+        shot_starts: starts.to_vec(),
+        ..ScorerConfig::new(Model::builtin("vmaf_v0.6.1").expect("model"))
+    };
+    let r = &pairs[0].0;
+    let geometry = Geometry {
+        width: r.width(),
+        height: r.height(),
+        bpc: r.bpc(),
+    };
+    Scorer::new(config, geometry).expect("scorer")
+}
+
+/// Pushes the frames in batches of `size` (the last one shorter), calling `end_shot` before
+/// the frames in `cuts` (each at a batch start).
+fn batched(pairs: &[(Picture, Picture)], starts: &[usize], size: usize, cuts: &[usize]) -> Report {
+    let mut s = scorer(pairs, starts);
+    for (k, chunk) in pairs.chunks(size).enumerate() {
+        if cuts.contains(&(k * size)) {
+            s.end_shot();
+        }
+        let views: Vec<_> = chunk.iter().map(|(r, d)| (r.view(), d.view())).collect();
+        s.push_batch(&views).expect("batch");
+    }
+    s.finish()
+}
+
+fn one_by_one(pairs: &[(Picture, Picture)], starts: &[usize], cuts: &[usize]) -> Report {
+    let mut s = scorer(pairs, starts);
+    for (i, (r, d)) in pairs.iter().enumerate() {
+        if cuts.contains(&i) {
+            s.end_shot();
+        }
+        s.push(&r.view(), &d.view()).expect("push");
+    }
+    s.finish()
+}
+
+#[test]
+fn batches_score_like_single_frames() {
+    for bpc in [8, 10] {
+        let clip = SynthClip {
+            width: 72,
+            height: 40,
+            bpc,
+            frames: 13,
+            cut: 7,
+        };
+        let pairs: Vec<_> = (0..clip.frames).map(|t| clip.pair(t)).collect();
+        // Shots starting at frame 0 of the scorer, inside batches, at a batch's last frame
+        // and as the only frame of a shot.
+        for starts in [vec![], vec![0, 3, 4, 9], vec![5, 11, 12]] {
+            let want = one_by_one(&pairs, &starts, &[]);
+            assert!(want
+                .frames
+                .iter()
+                .any(|f| f.get("integer_motion2") != Some(0.0)));
+            for size in [1, 2, 3, 4, 5, 13] {
+                let got = batched(&pairs, &starts, size, &[]);
+                assert_identical(
+                    &format!("{bpc}-bit starts {starts:?} batch {size}"),
+                    &got,
+                    &want,
+                );
+            }
+        }
+        // A boundary declared between batches (as the CLI's scene cuts and the element's
+        // events do).
+        let want = one_by_one(&pairs, &[], &[6]);
+        let got = batched(&pairs, &[], 3, &[6]);
+        assert_identical(&format!("{bpc}-bit end_shot before frame 6"), &got, &want);
+        assert_eq!(got.shots.len(), 2, "{bpc}-bit");
+    }
+}
