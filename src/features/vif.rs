@@ -959,6 +959,29 @@ fn decimate<I: Isa, T: Copy + Into<u32>, const N: usize>(
         for oi in 0..oh {
             let rows = img.taps::<N>(2 * oi);
             let mut c0 = 0;
+            // The AVX-512 kernels take the leading multiple of 32 columns (8- and 16-bit
+            // samples, taps below 2^15), the portable loop the rest.
+            #[cfg(target_arch = "x86_64")]
+            {
+                let fits = vif_x86::taps_fit(filt) && matches!(std::mem::size_of::<T>(), 1 | 2);
+                let n = w - w % 32;
+                let dst = &mut conv[PAD..PAD + n];
+                match I::LEVEL {
+                    // SAFETY: LEVEL is Avx512 only inside `extract_avx512` (see `Isa`); T is
+                    // u8 or u16 (checked), the taps fit, 1 <= sh_v <= 16 (the sample depth or
+                    // 16), every row holds w >= n samples.
+                    SimdLevel::Avx512 if fits => unsafe {
+                        vif_x86::vertical_decimate_avx512(&rows, filt, sh_v, dst, n);
+                        c0 = n;
+                    },
+                    // SAFETY: as above, inside `extract_avx512vnni`.
+                    SimdLevel::Avx512Vnni if fits => unsafe {
+                        vif_x86::vertical_decimate_avx512vnni(&rows, filt, sh_v, dst, n);
+                        c0 = n;
+                    },
+                    _ => {}
+                }
+            }
             while c0 < w {
                 let n = BLOCK.min(w - c0);
                 let acc = &mut acc[..n];

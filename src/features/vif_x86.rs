@@ -599,7 +599,14 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
 /// The AVX-512 filter kernels, once with `pmaddwd` + `paddd` and once with AVX512-VNNI's
 /// `vpdpwssd` (the same multiply-add in one instruction, no saturation: identical sums).
 macro_rules! avx512_filter_kernels {
-    ($features:literal, $mac:ident, $hfilter:ident, $vertical_8:ident, $vertical_wide:ident) => {
+    (
+        $features:literal,
+        $mac:ident,
+        $hfilter:ident,
+        $vertical_8:ident,
+        $vertical_wide:ident,
+        $vertical_decimate:ident
+    ) => {
         /// [`hfilter_avx2`] with 32 outputs per block (16 even, then 16 odd); `n` a multiple of 32.
         ///
         /// # Safety
@@ -831,6 +838,70 @@ macro_rules! avx512_filter_kernels {
             }
             _mm512_movepi16_mask(seen) == 0
         }
+
+        /// The vertical pass of decimation (`decimate` in `vif.rs`) on 32 columns at a time:
+        /// `out[j] = (sum_k filt[k] * rows[k][j] + 2^(sh - 1)) >> sh` with libvmaf's wrapping
+        /// `u32` sum, for samples `T` of 8 bits (`u8`) or 16 (`u16`); `n` a multiple of 32.
+        /// Symmetric taps pair the rows `k` and `N - 1 - k` for `pmaddwd` (the centre row with
+        /// a zero tap); samples are biased into `i16` and the accumulators start at `2^31`,
+        /// as in the other kernels. Results must fit 16 bits (they do: the filter sums to
+        /// 2^16 and `sh` is the sample depth or more).
+        ///
+        /// # Safety
+        /// The CPU must support the target features; `T` is `u8` or `u16`; `taps_fit(filt)`;
+        /// `1 <= sh <= 16`; every row holds at least `n` samples and `out` at least `n`.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $vertical_decimate<T: Copy, const N: usize>(
+            rows: &[&[T]; N],
+            filt: &[u16; N],
+            sh: u32,
+            out: &mut [u16],
+            n: usize,
+        ) {
+            let wide = std::mem::size_of::<T>() == 2;
+            debug_assert!(wide || std::mem::size_of::<T>() == 1);
+            debug_assert!(taps_fit(filt) && n.is_multiple_of(32) && (1..=16).contains(&sh));
+            debug_assert!(out.len() >= n && rows.iter().all(|r| r.len() >= n));
+            let half = N / 2;
+            let bias = _mm512_set1_epi16(i16::MIN);
+            let unbias = _mm512_set1_epi32(i32::MIN);
+            let rnd = _mm512_set1_epi32((1u32 << (sh - 1)) as i32);
+            let shift = _mm_cvtsi32_si128(sh as i32);
+            let coefs: [__m512i; 9] = std::array::from_fn(|k| {
+                if k > half {
+                    return _mm512_setzero_si512();
+                }
+                let c = u32::from(filt[k]);
+                _mm512_set1_epi32(if k == half { c } else { c | c << 16 } as i32)
+            });
+            for j0 in (0..n).step_by(32) {
+                // SAFETY: 32 samples from j0 <= n - 32 of rows at least n long; `T` is u8
+                // (32 bytes read) or u16 (64 bytes).
+                let load = |r: &[T]| unsafe {
+                    let p = r.as_ptr().add(j0);
+                    let x = if wide {
+                        _mm512_loadu_si512(p.cast())
+                    } else {
+                        _mm512_cvtepu8_epi16(_mm256_loadu_si256(p.cast()))
+                    };
+                    _mm512_xor_si512(x, bias)
+                };
+                let mut acc = [unbias; 2];
+                for (k, &coef) in coefs.iter().enumerate().take(half + 1) {
+                    let xt = load(rows[k]);
+                    let xb = if k == half { xt } else { load(rows[N - 1 - k]) };
+                    acc[0] = $mac!(acc[0], _mm512_unpacklo_epi16(xt, xb), coef);
+                    acc[1] = $mac!(acc[1], _mm512_unpackhi_epi16(xt, xb), coef);
+                }
+                let v = acc.map(|a| _mm512_srl_epi32(_mm512_add_epi32(a, rnd), shift));
+                // SAFETY: j0 + 32 <= n <= out.len().
+                unsafe {
+                    let dst = out.as_mut_ptr().add(j0);
+                    _mm512_storeu_si512(dst.cast(), _mm512_packus_epi32(v[0], v[1]));
+                }
+            }
+        }
     };
 }
 
@@ -853,12 +924,14 @@ avx512_filter_kernels!(
     madd_add_512,
     hfilter_avx512,
     vertical_8_avx512,
-    vertical_wide_avx512
+    vertical_wide_avx512,
+    vertical_decimate_avx512
 );
 avx512_filter_kernels!(
     "avx512f,avx512bw,avx512vnni",
     dpwssd_512,
     hfilter_avx512vnni,
     vertical_8_avx512vnni,
-    vertical_wide_avx512vnni
+    vertical_wide_avx512vnni,
+    vertical_decimate_avx512vnni
 );
