@@ -36,8 +36,12 @@ fn y4m(rel: &str) -> PathBuf {
     let name = Path::new(rel).file_name().expect("name").to_string_lossy();
     let out = scratch().join(name.trim_end_matches(".zst"));
     if !out.exists() {
+        // Tests run on several threads of one process: each writes its own temporary file
+        // (process id and a counter), and the first rename wins (they hold the same bytes).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let data = std::fs::read(corpus().join(rel)).expect("read clip");
-        let tmp = out.with_extension(format!("{}.tmp", std::process::id()));
+        let tmp = out.with_extension(format!("{}.{n}.tmp", std::process::id()));
         std::fs::write(&tmp, zstd::decode_all(&data[..]).expect("zstd")).expect("write clip");
         std::fs::rename(&tmp, &out).expect("rename clip");
     }

@@ -1764,9 +1764,18 @@ mod tests {
         for j in 0..n {
             let (m1, m2) = (rng(&mut st) as u32, rng(&mut st) as u32);
             let sq = |a: u32, b: u32| ((u64::from(a) * u64::from(b) + (1 << 31)) >> 32) as u32;
-            // Half the pixels near zero variance (both branches), the rest anything.
             let near = |m: u32, st: &mut u64| m.wrapping_add((rng(st) % 400_000) as u32);
-            let (xx, yy, xy) = if j % 2 == 0 {
+            // The first 4096 pixels flat (sigma1_sq below the noise: whole blocks without a
+            // logarithm), then half the pixels near zero variance (both branches), the rest
+            // anything.
+            let flat = |m: u32, st: &mut u64| m.wrapping_add((rng(st) % 1000) as u32);
+            let (xx, yy, xy) = if j < 4096 {
+                (
+                    flat(sq(m1, m1), &mut st),
+                    rng(&mut st) as u32,
+                    flat(sq(m1, m2), &mut st),
+                )
+            } else if j % 2 == 0 {
                 (
                     near(sq(m1, m1), &mut st),
                     near(sq(m2, m2), &mut st),

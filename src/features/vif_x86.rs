@@ -523,58 +523,66 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
             nl_count = _mm512_mask_add_epi32(nl_count, nl, nl_count, one);
             nl_lo = _mm512_mask_add_epi32(nl_lo, nl, nl_lo, _mm512_and_si512(s2, mffff));
             nl_hi = _mm512_mask_add_epi32(nl_hi, nl, nl_hi, _mm512_srli_epi32(s2, 16));
-            // The denominator: d = sigma1_sq + 2 < 2^32 as f32, truncated.
-            let d =
-                _mm512_castps_si512(_mm512_cvt_roundepu32_ps::<TRUNC>(_mm512_add_epi32(s1, nsq)));
-            den_exp = _mm512_mask_add_epi32(den_exp, is_log, den_exp, _mm512_srli_epi32(d, 23));
-            den = entries(
-                den,
-                is_log,
-                _mm512_or_si512(_mm512_srli_epi32(d, 8), _mm512_set1_epi32(0x8000)),
-                false,
-            );
-            // The numerator on two halves of 8 lanes in f64.
-            let mut bits = [[zero; 2]; 2];
-            for h in 0..2 {
-                let part = |v: __m512i| {
-                    if h == 0 {
-                        _mm512_castsi512_si256(v)
-                    } else {
-                        _mm512_extracti64x4_epi64::<1>(v)
-                    }
-                };
-                let (a, b, c) = (
-                    _mm512_cvtepi32_pd(part(s1)),
-                    _mm512_cvtepi32_pd(part(s2)),
-                    _mm512_cvtepi32_pd(part(s12)),
+            // Flat pixels (no log lane: sigma1_sq below the noise) skip the logarithms,
+            // and pixels without a numerator the gain: whole blocks of them are common in
+            // real pictures (flat areas, anticorrelated texture).
+            if is_log != 0 {
+                // The denominator: d = sigma1_sq + 2 < 2^32 as f32, truncated.
+                let d = _mm512_castps_si512(_mm512_cvt_roundepu32_ps::<TRUNC>(_mm512_add_epi32(
+                    s1, nsq,
+                )));
+                den_exp = _mm512_mask_add_epi32(den_exp, is_log, den_exp, _mm512_srli_epi32(d, 23));
+                den = entries(
+                    den,
+                    is_log,
+                    _mm512_or_si512(_mm512_srli_epi32(d, 8), _mm512_set1_epi32(0x8000)),
+                    false,
                 );
-                let g = _mm512_div_pd(c, _mm512_add_pd(a, eps));
-                let t = _mm512_roundscale_pd::<FLOOR>(_mm512_sub_pd(b, _mm512_mul_pd(g, c)));
-                let sv = _mm512_max_pd(t, _mm512_setzero_pd());
-                let gl = _mm512_min_pd(g, gain);
-                let n1 = _mm512_add_pd(sv, nsq_pd);
-                let n2 = _mm512_add_pd(
-                    _mm512_roundscale_pd::<FLOOR>(_mm512_mul_pd(_mm512_mul_pd(gl, gl), a)),
-                    n1,
-                );
-                let (b1, b2) = (_mm512_castpd_si512(n1), _mm512_castpd_si512(n2));
-                let k = (is_num >> (8 * h)) as __mmask8;
-                let e = _mm512_sub_epi64(_mm512_srli_epi64(b2, 52), _mm512_srli_epi64(b1, 52));
-                exp_num[h] = _mm512_mask_add_epi64(exp_num[h], k, exp_num[h], e);
-                // Bits 37.. of each: the top 15 mantissa bits, then the exponent.
-                bits[h] = [_mm512_srli_epi64(b1, 37), _mm512_srli_epi64(b2, 37)];
             }
-            let top = _mm512_set1_epi32(0x8000);
-            let v1 = _mm512_or_si512(
-                _mm512_permutex2var_epi32(bits[0][0], low_dwords, bits[1][0]),
-                top,
-            );
-            let v2 = _mm512_or_si512(
-                _mm512_permutex2var_epi32(bits[0][1], low_dwords, bits[1][1]),
-                top,
-            );
-            num = entries(num, is_num, v2, false);
-            num = entries(num, is_num, v1, true);
+            if is_num != 0 {
+                // The numerator on two halves of 8 lanes in f64.
+                let mut bits = [[zero; 2]; 2];
+                for h in 0..2 {
+                    let part = |v: __m512i| {
+                        if h == 0 {
+                            _mm512_castsi512_si256(v)
+                        } else {
+                            _mm512_extracti64x4_epi64::<1>(v)
+                        }
+                    };
+                    let (a, b, c) = (
+                        _mm512_cvtepi32_pd(part(s1)),
+                        _mm512_cvtepi32_pd(part(s2)),
+                        _mm512_cvtepi32_pd(part(s12)),
+                    );
+                    let g = _mm512_div_pd(c, _mm512_add_pd(a, eps));
+                    let t = _mm512_roundscale_pd::<FLOOR>(_mm512_sub_pd(b, _mm512_mul_pd(g, c)));
+                    let sv = _mm512_max_pd(t, _mm512_setzero_pd());
+                    let gl = _mm512_min_pd(g, gain);
+                    let n1 = _mm512_add_pd(sv, nsq_pd);
+                    let n2 = _mm512_add_pd(
+                        _mm512_roundscale_pd::<FLOOR>(_mm512_mul_pd(_mm512_mul_pd(gl, gl), a)),
+                        n1,
+                    );
+                    let (b1, b2) = (_mm512_castpd_si512(n1), _mm512_castpd_si512(n2));
+                    let k = (is_num >> (8 * h)) as __mmask8;
+                    let e = _mm512_sub_epi64(_mm512_srli_epi64(b2, 52), _mm512_srli_epi64(b1, 52));
+                    exp_num[h] = _mm512_mask_add_epi64(exp_num[h], k, exp_num[h], e);
+                    // Bits 37.. of each: the top 15 mantissa bits, then the exponent.
+                    bits[h] = [_mm512_srli_epi64(b1, 37), _mm512_srli_epi64(b2, 37)];
+                }
+                let top = _mm512_set1_epi32(0x8000);
+                let v1 = _mm512_or_si512(
+                    _mm512_permutex2var_epi32(bits[0][0], low_dwords, bits[1][0]),
+                    top,
+                );
+                let v2 = _mm512_or_si512(
+                    _mm512_permutex2var_epi32(bits[0][1], low_dwords, bits[1][1]),
+                    top,
+                );
+                num = entries(num, is_num, v2, false);
+                num = entries(num, is_num, v1, true);
+            }
             j += 16;
         }
         // Partial sums of 16 lanes, each below 2^30 in magnitude: widened before adding.
