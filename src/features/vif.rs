@@ -189,6 +189,21 @@ trait Isa {
     /// `roundpd` (SSE4.1) is available: `floor` is one instruction.
     const ROUND: bool;
     const LEVEL: SimdLevel;
+    /// [`Moments`] rows hold their 16-bit values with the top bit flipped (`x ^ 0x8000`, the
+    /// `i16` bias of the `pmaddwd` kernels), so that the horizontal kernels, which read each
+    /// value N times, need not flip it: the AVX-512 levels.
+    const BIASED_MOMENTS: bool = false;
+}
+
+/// The xor that [`Isa::BIASED_MOMENTS`] asks of every value stored into or read from a
+/// [`Moments`] row (0 or 0x8000).
+#[inline(always)]
+const fn moment_bias<I: Isa>() -> u16 {
+    if I::BIASED_MOMENTS {
+        0x8000
+    } else {
+        0
+    }
 }
 
 /// The baseline of the target (x86-64, aarch64 or any other architecture).
@@ -214,6 +229,7 @@ struct Avx512;
 impl Isa for Avx512 {
     const ROUND: bool = true;
     const LEVEL: SimdLevel = SimdLevel::Avx512;
+    const BIASED_MOMENTS: bool = true;
 }
 
 /// AVX-512 with VNNI.
@@ -223,6 +239,7 @@ struct Avx512Vnni;
 impl Isa for Avx512Vnni {
     const ROUND: bool = true;
     const LEVEL: SimdLevel = SimdLevel::Avx512Vnni;
+    const BIASED_MOMENTS: bool = true;
 }
 
 /// NEON (aarch64): `frintm` is always there, so `ROUND`.
@@ -295,7 +312,9 @@ fn vector_chunk<I: Isa>() -> usize {
 
 /// `out[j] = sum_k filt[k] * src[j + k]` (wrapping `u32`) for every `j < out.len()`, or with
 /// `lo`, [`filter_row_split`] of (`lo`, `src`). The explicit kernels take the whole blocks
-/// they can (in their output order, see `vif_x86`), the portable loops the rest.
+/// they can (in their output order, see `vif_x86`), the portable loops the rest. `biased`:
+/// the samples are stored flipped (`x ^ 0x8000`, see [`Isa::BIASED_MOMENTS`]; AVX-512 levels
+/// only, and then at most `BLOCK + 2 PAD` samples per call).
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(unused_mut, unused_variables)
@@ -306,7 +325,9 @@ fn filter_row<I: Isa, const N: usize>(
     lo: Option<&[u16]>,
     filt: &[u16; N],
     out: &mut [u32],
+    biased: bool,
 ) {
+    debug_assert!(!biased || I::BIASED_MOMENTS);
     let n = out.len();
     let chunk = vector_chunk::<I>();
     let mut done = 0;
@@ -314,15 +335,25 @@ fn filter_row<I: Isa, const N: usize>(
     if chunk > 0 && vif_x86::taps_fit(filt) {
         done = n - n % chunk;
         assert!(src.len() + 1 >= n + N && lo.is_none_or(|l| l.len() == src.len()));
-        match I::LEVEL {
+        match (I::LEVEL, biased) {
             // SAFETY: LEVEL is Avx2 only inside `extract_avx2` (see `Isa`); lengths asserted
             // above, `done` is a multiple of 16 and the taps fit.
-            SimdLevel::Avx2 => unsafe { vif_x86::hfilter_avx2(src, lo, filt, out, done) },
+            (SimdLevel::Avx2, _) => unsafe { vif_x86::hfilter_avx2(src, lo, filt, out, done) },
             // SAFETY: as above, inside `extract_avx512`; `done` is a multiple of 32.
-            SimdLevel::Avx512 => unsafe { vif_x86::hfilter_avx512(src, lo, filt, out, done) },
+            (SimdLevel::Avx512, false) => unsafe {
+                vif_x86::hfilter_avx512::<N, false>(src, lo, filt, out, done)
+            },
+            // SAFETY: as above.
+            (SimdLevel::Avx512, true) => unsafe {
+                vif_x86::hfilter_avx512::<N, true>(src, lo, filt, out, done)
+            },
             // SAFETY: as above, inside `extract_avx512vnni`.
-            SimdLevel::Avx512Vnni => unsafe {
-                vif_x86::hfilter_avx512vnni(src, lo, filt, out, done)
+            (SimdLevel::Avx512Vnni, false) => unsafe {
+                vif_x86::hfilter_avx512vnni::<N, false>(src, lo, filt, out, done)
+            },
+            // SAFETY: as above.
+            (SimdLevel::Avx512Vnni, true) => unsafe {
+                vif_x86::hfilter_avx512vnni::<N, true>(src, lo, filt, out, done)
             },
             _ => unreachable!(),
         }
@@ -334,6 +365,25 @@ fn filter_row<I: Isa, const N: usize>(
         unsafe { vif_aarch64::hfilter_neon(src, lo, filt, out, done) };
     }
     let (src, out) = (&src[done..], &mut out[done..]);
+    if biased {
+        // The rest (a partial block, or every column of a filter the kernels do not take)
+        // flipped back on the stack.
+        let mut flat = [[0u16; BLOCK + 2 * PAD]; 2];
+        let len = src.len();
+        for (dst, s) in flat.iter_mut().zip([Some(src), lo.map(|l| &l[done..])]) {
+            if let Some(s) = s {
+                for (d, &v) in dst[..len].iter_mut().zip(s) {
+                    *d = v ^ 0x8000;
+                }
+            }
+        }
+        let [hi, lo_flat] = &flat;
+        match lo {
+            None => filter_row_u32(&hi[..len], filt, out),
+            Some(_) => filter_row_split(&lo_flat[..len], &hi[..len], filt, out),
+        }
+        return;
+    }
     match lo {
         None => filter_row_u32(src, filt, out),
         Some(lo) => filter_row_split(&lo[done..], src, filt, out),
@@ -616,13 +666,14 @@ fn vertical_moments_8<I: Isa>(r: Img<u8>, d: Img<u8>, i: usize, m: &mut Moments)
             }
         }
         let o = PAD + c0..PAD + c0 + n;
+        let bias = moment_bias::<I>();
         for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
             for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
-                *d = ((v + 128) >> 8) as u16;
+                *d = ((v + 128) >> 8) as u16 ^ bias;
             }
         }
         for ([lo, hi], src) in m.sq.iter_mut().zip([&*axx, &*ayy, &*axy]) {
-            store_split(src, &mut lo[o.clone()], &mut hi[o.clone()], |v| v);
+            store_split(src, &mut lo[o.clone()], &mut hi[o.clone()], bias);
         }
         c0 += n;
     }
@@ -758,9 +809,10 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
             }
         }
         let o = PAD + c0..PAD + c0 + n;
+        let bias = moment_bias::<I>();
         for (dst, src) in [(&mut m.mu1, &*a1), (&mut m.mu2, &*a2)] {
             for (d, &v) in dst[o.clone()].iter_mut().zip(src) {
-                *d = (v.wrapping_add(rnd_mu) >> sh_mu) as u16;
+                *d = (v.wrapping_add(rnd_mu) >> sh_mu) as u16 ^ bias;
             }
         }
         // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh); libvmaf keeps
@@ -772,8 +824,8 @@ fn vertical_moments_wide<I: Isa, const N: usize>(
             let (lo, hi) = (&mut lo[o.clone()], &mut hi[o.clone()]);
             for (((l, h), &a), &b) in lo.iter_mut().zip(hi.iter_mut()).zip(sl).zip(sh) {
                 let v = (b << (16 - sh_sq)).wrapping_add(a.wrapping_add(rnd_sq) >> sh_sq);
-                *l = v as u16;
-                *h = (v >> 16) as u16;
+                *l = v as u16 ^ bias;
+                *h = (v >> 16) as u16 ^ bias;
             }
         }
         c0 += n;
@@ -801,13 +853,12 @@ fn filter_row_u32<T: Copy + Into<u32>, const N: usize>(
     }
 }
 
-/// Stores second moments `f(src)` split into low and high 16-bit halves.
+/// Stores second moments split into low and high 16-bit halves, each xor `bias`.
 #[inline(always)]
-fn store_split<T: Copy>(src: &[T], lo: &mut [u16], hi: &mut [u16], f: impl Fn(T) -> u32) {
+fn store_split(src: &[u32], lo: &mut [u16], hi: &mut [u16], bias: u16) {
     for ((&v, l), h) in src.iter().zip(lo.iter_mut()).zip(hi.iter_mut()) {
-        let v = f(v);
-        *l = v as u16;
-        *h = (v >> 16) as u16;
+        *l = v as u16 ^ bias;
+        *h = (v >> 16) as u16 ^ bias;
     }
 }
 
@@ -870,10 +921,11 @@ fn horizontal_stats<I: Isa, const N: usize>(
         let [mu1, mu2, xx, yy, xy] = &mut *filtered;
         let (mu1, mu2) = (&mut mu1[..n], &mut mu2[..n]);
         let (xx, yy, xy) = (&mut xx[..n], &mut yy[..n], &mut xy[..n]);
-        filter_row::<I, N>(&m_mu1[src.clone()], None, filt, mu1);
-        filter_row::<I, N>(&m_mu2[src.clone()], None, filt, mu2);
+        let biased = I::BIASED_MOMENTS;
+        filter_row::<I, N>(&m_mu1[src.clone()], None, filt, mu1, biased);
+        filter_row::<I, N>(&m_mu2[src.clone()], None, filt, mu2, biased);
         for ([lo, hi], out) in m_sq.iter().zip([&mut *xx, &mut *yy, &mut *xy]) {
-            filter_row::<I, N>(&hi[src.clone()], Some(&lo[src.clone()]), filt, out);
+            filter_row::<I, N>(&hi[src.clone()], Some(&lo[src.clone()]), filt, out, biased);
         }
         // The explicit kernels take whole vectors of pixels, the portable loops the rest.
         let mut start = 0;
@@ -1014,7 +1066,8 @@ fn decimate<I: Isa, T: Copy + Into<u32>, const N: usize>(
             while c0 < w {
                 let n = BLOCK.min(w - c0);
                 let acc = &mut acc[..n];
-                filter_row::<I, N>(&conv[PAD + c0 - half..PAD + c0 + n + half], None, filt, acc);
+                let conv_src = &conv[PAD + c0 - half..PAD + c0 + n + half];
+                filter_row::<I, N>(conv_src, None, filt, acc, false);
                 let done = if chunk > 0 { n - n % chunk } else { 0 };
                 // BLOCK is a multiple of every chunk, so local and global column parity agree;
                 // a last odd column is never kept.
@@ -1578,8 +1631,8 @@ mod tests {
                     for lo in [None, Some(&lo[..])] {
                         let mut want = vec![0u32; n];
                         let mut got = vec![0u32; n];
-                        filter_row::<Portable, N>(&hi, lo, filt, &mut want);
-                        filter_row::<I, N>(&hi, lo, filt, &mut got);
+                        filter_row::<Portable, N>(&hi, lo, filt, &mut want, false);
+                        filter_row::<I, N>(&hi, lo, filt, &mut got, false);
                         let got = in_column_order::<I, N>(&got, filt);
                         assert_eq!(
                             got,
@@ -1607,9 +1660,17 @@ mod tests {
     }
 
     /// Every column of the vertical pass's outputs.
-    fn moments_of(m: &Moments, w: usize) -> Vec<Vec<u16>> {
-        let mut v = vec![m.mu1[PAD..PAD + w].to_vec(), m.mu2[PAD..PAD + w].to_vec()];
-        v.extend(m.sq.iter().flatten().map(|s| s[PAD..PAD + w].to_vec()));
+    /// The moments of columns `0..w`, as stored at level `I` (flipped back where it stores
+    /// them flipped).
+    fn moments_of<I: Isa>(m: &Moments, w: usize) -> Vec<Vec<u16>> {
+        let row = |s: &[u16]| {
+            s[PAD..PAD + w]
+                .iter()
+                .map(|&v| v ^ moment_bias::<I>())
+                .collect()
+        };
+        let mut v: Vec<Vec<u16>> = vec![row(&m.mu1), row(&m.mu2)];
+        v.extend(m.sq.iter().flatten().map(|s| row(s)));
         v
     }
 
@@ -1639,8 +1700,8 @@ mod tests {
                     vertical_moments_8::<Portable>(img8(&r8), img8(&d8), i, &mut want);
                     vertical_moments_8::<I>(img8(&r8), img8(&d8), i, &mut got);
                     assert_eq!(
-                        moments_of(&got, w),
-                        moments_of(&want, w),
+                        moments_of::<I>(&got, w),
+                        moments_of::<Portable>(&want, w),
                         "{} 8-bit w={w} row {i}",
                         I::LEVEL
                     );
@@ -1667,8 +1728,8 @@ mod tests {
                                     r, d, i, $filt, $sh, $bits, &mut got,
                                 );
                                 assert_eq!(
-                                    moments_of(&got, w),
-                                    moments_of(&want, w),
+                                    moments_of::<I>(&got, w),
+                                    moments_of::<Portable>(&want, w),
                                     "{} {bits}-bit N={} w={w} row {i}",
                                     I::LEVEL,
                                     $n
@@ -1729,6 +1790,11 @@ mod tests {
                     sb[0].copy_from_slice(&sa[0]);
                     sb[1].copy_from_slice(&sa[1]);
                 }
+                // Level I's rows as its vertical passes would store them.
+                let flip = |v: &mut Vec<u16>| v.iter_mut().for_each(|x| *x ^= moment_bias::<I>());
+                flip(&mut b.mu1);
+                flip(&mut b.mu2);
+                b.sq.iter_mut().flatten().for_each(flip);
                 for gain in [1.0, DEFAULT_VIF_ENHN_GAIN_LIMIT] {
                     macro_rules! both {
                         ($n:literal, $filt:expr) => {

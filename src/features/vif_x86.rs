@@ -616,12 +616,14 @@ macro_rules! avx512_filter_kernels {
         $vertical_decimate:ident
     ) => {
         /// [`hfilter_avx2`] with 32 outputs per block (16 even, then 16 odd); `n` a multiple of 32.
+        /// `BIASED`: `src` and `lo` hold their samples flipped (`x ^ 0x8000`), as the AVX-512
+        /// vertical kernels store moments.
         ///
         /// # Safety
         /// As [`hfilter_avx2`], with AVX-512 F and BW instead of AVX2.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
-        pub(super) unsafe fn $hfilter<const N: usize>(
+        pub(super) unsafe fn $hfilter<const N: usize, const BIASED: bool>(
             src: &[u16],
             lo: Option<&[u16]>,
             filt: &[u16; N],
@@ -641,7 +643,8 @@ macro_rules! avx512_filter_kernels {
                 for i in 0..pairs {
                     // SAFETY: reads samples j0 + 2i ..= j0 + 2i + 31 <= j0 + N + 30 < n + N - 1.
                     let x = unsafe { _mm512_loadu_si512(p.add(j0 + 2 * i).cast()) };
-                    let x = _mm512_xor_si512(x, bias);
+                    // (stored flipped already when BIASED)
+                    let x = if BIASED { x } else { _mm512_xor_si512(x, bias) };
                     e = $mac!(e, x, _mm512_set1_epi32(even[i]));
                     o = $mac!(o, x, _mm512_set1_epi32(odd[i]));
                 }
@@ -714,8 +717,9 @@ macro_rules! avx512_filter_kernels {
                         }
                     }
                 }
+                // Moments are stored flipped (`Isa::BIASED_MOMENTS` of the AVX-512 levels).
                 let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
-                    let v = _mm512_packus_epi32(lo, hi);
+                    let v = _mm512_xor_si512(_mm512_packus_epi32(lo, hi), bias);
                     // SAFETY: j0 + 32 <= n <= dst.len().
                     unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
                 };
@@ -817,8 +821,9 @@ macro_rules! avx512_filter_kernels {
                         }
                     }
                 }
+                // Moments are stored flipped (`Isa::BIASED_MOMENTS` of the AVX-512 levels).
                 let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
-                    let v = _mm512_packus_epi32(lo, hi);
+                    let v = _mm512_xor_si512(_mm512_packus_epi32(lo, hi), bias);
                     // SAFETY: j0 + 32 <= n <= dst.len().
                     unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
                 };
