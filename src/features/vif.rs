@@ -886,6 +886,19 @@ fn filter_row_split<const N: usize>(lo: &[u16], hi: &[u16], filt: &[u16; N], out
     }
 }
 
+/// `[sigma1_sq, sigma2_sq, sigma12]` of one pixel from its filtered moments, as libvmaf:
+/// `mu²` from the rounded high half of the 64-bit product, wrapping differences, `sigma2_sq`
+/// clamped at 0.
+#[inline(always)]
+fn sigmas(mu1: u32, mu2: u32, xx: u32, yy: u32, xy: u32) -> [i32; 3] {
+    let sq = |a: u32, b: u32| ((u64::from(a) * u64::from(b) + (1 << 31)) >> 32) as u32;
+    [
+        xx.wrapping_sub(sq(mu1, mu1)) as i32,
+        (yy.wrapping_sub(sq(mu2, mu2)) as i32).max(0),
+        xy.wrapping_sub(sq(mu1, mu2)) as i32,
+    ]
+}
+
 /// Horizontal pass over one row of moments and the per-pixel statistic.
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
@@ -976,13 +989,7 @@ fn horizontal_stats<I: Isa, const N: usize>(
         let (mu1, mu2) = (&mu1[start..], &mu2[start..]);
         let (xx, yy, xy) = (&xx[start..], &yy[start..], &xy[start..]);
         for j in 0..n - start {
-            let (m1, m2) = (u64::from(mu1[j]), u64::from(mu2[j]));
-            let mu1_sq = ((m1 * m1 + (1 << 31)) >> 32) as u32;
-            let mu2_sq = ((m2 * m2 + (1 << 31)) >> 32) as u32;
-            let mu1_mu2 = ((m1 * m2 + (1 << 31)) >> 32) as u32;
-            s1[j] = xx[j].wrapping_sub(mu1_sq) as i32;
-            s2[j] = (yy[j].wrapping_sub(mu2_sq) as i32).max(0);
-            s12[j] = xy[j].wrapping_sub(mu1_mu2) as i32;
+            [s1[j], s2[j], s12[j]] = sigmas(mu1[j], mu2[j], xx[j], yy[j], xy[j]);
         }
         acc.merge(&block_stats::<I>([s1, s2, s12], index, table, gain_limit));
         c0 += n;
@@ -1659,9 +1666,8 @@ mod tests {
         at_each_kernel_level!(check_filter_rows);
     }
 
-    /// Every column of the vertical pass's outputs.
-    /// The moments of columns `0..w`, as stored at level `I` (flipped back where it stores
-    /// them flipped).
+    /// Every column of the vertical pass's outputs (columns `0..w`), as level `I` stores
+    /// them, flipped back where it stores them flipped.
     fn moments_of<I: Isa>(m: &Moments, w: usize) -> Vec<Vec<u16>> {
         let row = |s: &[u16]| {
             s[PAD..PAD + w]
@@ -1867,11 +1873,7 @@ mod tests {
                 let mut s = [[0i32; BLOCK]; 3];
                 for j in 0..m {
                     let at = |q: usize| f[q][c0 + j];
-                    let sq =
-                        |a: u32, b: u32| ((u64::from(a) * u64::from(b) + (1 << 31)) >> 32) as u32;
-                    s[0][j] = at(2).wrapping_sub(sq(at(0), at(0))) as i32;
-                    s[1][j] = (at(3).wrapping_sub(sq(at(1), at(1))) as i32).max(0);
-                    s[2][j] = at(4).wrapping_sub(sq(at(0), at(1))) as i32;
+                    [s[0][j], s[1][j], s[2][j]] = sigmas(at(0), at(1), at(2), at(3), at(4));
                 }
                 let sig = [&s[0][..m], &s[1][..m], &s[2][..m]];
                 want.merge(&block_stats::<Portable>(sig, &mut idx, table, gain));
