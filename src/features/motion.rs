@@ -116,22 +116,26 @@ impl MotionExtractor {
         }
     }
 
-    /// Feeds the next reference luma (motion uses only the reference). The plane must be
-    /// `width` x `height` at the depth given to [`MotionExtractor::new`]; a plane of another
-    /// size or depth is a caller bug and panics.
-    pub fn push(&mut self, reference: &Plane) -> MotionUpdate {
+    /// Panics unless `plane` has this extractor's size and depth (a caller bug: inputs are
+    /// validated before they reach the extractors).
+    fn assert_fits(&self, plane: &Plane) {
         assert!(
-            reference.width == self.width
-                && reference.height == self.height
-                && reference.bpc == self.bpc,
+            (plane.width, plane.height, plane.bpc) == (self.width, self.height, self.bpc),
             "motion: plane is {}x{} {}-bit, extractor was made for {}x{} {}-bit",
-            reference.width,
-            reference.height,
-            reference.bpc,
+            plane.width,
+            plane.height,
+            plane.bpc,
             self.width,
             self.height,
             self.bpc
         );
+    }
+
+    /// Feeds the next reference luma (motion uses only the reference). The plane must be
+    /// `width` x `height` at the depth given to [`MotionExtractor::new`]; a plane of another
+    /// size or depth is a caller bug and panics.
+    pub fn push(&mut self, reference: &Plane) -> MotionUpdate {
+        self.assert_fits(reference);
         // Either way, the stored previous luma becomes this frame's.
         let sum = if self.frames == 0 {
             self.store_prev(reference);
@@ -174,12 +178,8 @@ impl MotionExtractor {
     /// against its stored previous frame), from two planes of this extractor's geometry; only
     /// the scratch rows are used, so frames of a batch can each take their own extractor.
     pub fn sad_between(&mut self, prev: &Plane, cur: &Plane) -> u64 {
-        for p in [prev, cur] {
-            assert!(
-                (p.width, p.height, p.bpc) == (self.width, self.height, self.bpc),
-                "motion: plane does not match the extractor"
-            );
-        }
+        self.assert_fits(prev);
+        self.assert_fits(cur);
         self.sad_sum_from(cur, Some(prev))
     }
 
@@ -227,11 +227,7 @@ impl MotionExtractor {
 
     /// Sets the previous reference luma (the session's last frame) without counting a frame.
     pub(crate) fn prime(&mut self, reference: &Plane) {
-        assert!(
-            (reference.width, reference.height, reference.bpc)
-                == (self.width, self.height, self.bpc),
-            "motion: priming plane does not match the extractor"
-        );
+        self.assert_fits(reference);
         self.store_prev(reference);
     }
 
