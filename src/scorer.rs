@@ -493,10 +493,13 @@ impl Scorer {
         self.next_frame
     }
 
-    fn check_plane(&self, frame: usize, what: &'static str, p: &Plane) -> Result<()> {
+    /// `depth`: also scan the samples against the bit depth ([`Scorer::check_depth`]).
+    fn check_plane(&self, frame: usize, what: &'static str, p: &Plane, depth: bool) -> Result<()> {
         p.validate()
             .map_err(|e| Error::InvalidPlane(format!("frame {frame}, {what}: {e}")))?;
-        self.check_depth(frame, what, p)?;
+        if depth {
+            self.check_depth(frame, what, p)?;
+        }
         let g = self.geometry;
         if (p.width, p.height) != (g.width, g.height) {
             return Err(Error::FrameGeometry {
@@ -538,9 +541,25 @@ impl Scorer {
         }
     }
 
-    fn check_pair(&self, frame: usize, r: &PictureRef, d: &PictureRef) -> Result<()> {
-        self.check_plane(frame, "reference luma", &r.luma)?;
-        self.check_plane(frame, "distorted luma", &d.luma)?;
+    /// The depth scans of [`Scorer::check_pair`] alone (luma, and chroma where PSNR is on).
+    fn check_depths(&self, frame: usize, r: &PictureRef, d: &PictureRef) -> Result<()> {
+        self.check_depth(frame, "reference luma", &r.luma)?;
+        self.check_depth(frame, "distorted luma", &d.luma)?;
+        if self.config.psnr {
+            for (what, pic) in [("reference chroma", r), ("distorted chroma", d)] {
+                for p in pic.chroma.iter().flatten() {
+                    self.check_depth(frame, what, p)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every check of a frame pair; without `depth`, all but the scans of the samples against
+    /// the bit depth (which [`Scorer::check_depths`] then makes).
+    fn check_pair(&self, frame: usize, r: &PictureRef, d: &PictureRef, depth: bool) -> Result<()> {
+        self.check_plane(frame, "reference luma", &r.luma, depth)?;
+        self.check_plane(frame, "distorted luma", &d.luma, depth)?;
         if self.config.psnr {
             for (what, pic) in [("reference chroma", r), ("distorted chroma", d)] {
                 if let Some(planes) = &pic.chroma {
@@ -548,7 +567,9 @@ impl Scorer {
                         p.validate().map_err(|e| {
                             Error::InvalidPlane(format!("frame {frame}, {what}: {e}"))
                         })?;
-                        self.check_depth(frame, what, p)?;
+                        if depth {
+                            self.check_depth(frame, what, p)?;
+                        }
                     }
                 }
             }
@@ -593,7 +614,7 @@ impl Scorer {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
-        self.check_pair(self.next_frame, reference, distorted)?;
+        self.check_pair(self.next_frame, reference, distorted, true)?;
         if let Engine::Gpu(_) = self.engine {
             // Host frames are copied into pinned staging before this returns, so they can stay
             // in flight: the next frame is staged while the GPU works on this one.
@@ -943,8 +964,17 @@ impl Scorer {
             }
             return Ok(progress);
         }
-        for (i, (r, d)) in pairs.iter().enumerate() {
-            self.check_pair(self.next_frame + i, r, d)?;
+        // The cheap checks here; the scans of every sample against the depth on the workers,
+        // each just before its frame is scored (in parallel, and the scan brings the frame
+        // into the cache for the extractors). If a cheap check fails, every check runs here in
+        // frame order, so the error is the one `push` would give frame by frame.
+        let first = self.next_frame;
+        let shapes_ok = (pairs.iter().enumerate())
+            .all(|(i, (r, d))| self.check_pair(first + i, r, d, false).is_ok());
+        if !shapes_ok {
+            for (i, (r, d)) in pairs.iter().enumerate() {
+                self.check_pair(first + i, r, d, true)?;
+            }
         }
         // Motion runs with the rest on the workers: frame i compares with frame i - 1 of the
         // batch, or (the first) with the session's stored previous frame; a frame that starts
@@ -962,16 +992,19 @@ impl Scorer {
             0 => first_prev.as_ref(),
             _ => Some(&pairs[i - 1].0.luma),
         };
-        let scored: Vec<(SpatialFeatures, Option<u64>)> = pairs
+        let scored: Vec<Result<(SpatialFeatures, Option<u64>)>> = pairs
             .par_iter()
             .enumerate()
             .map(|(i, (r, d))| {
-                self.with_extractors(|ex| {
+                self.check_depths(first + i, r, d)?;
+                Ok(self.with_extractors(|ex| {
                     let sum = prev_of(i).map(|p| ex.motion_sum(p, &r.luma));
                     (ex.extract(r, d, false), sum)
-                })
+                }))
             })
             .collect();
+        // Nothing of the batch is kept if a frame failed: the first failure in frame order.
+        let scored = scored.into_iter().collect::<Result<Vec<_>>>()?;
         let mut progress = Progress::default();
         for (s, sum) in scored {
             progress.extend(self.push_spatial_sum(s, sum));

@@ -7,7 +7,7 @@ mod common;
 
 use common::report::assert_identical;
 
-use vmafcuda::frame::Picture;
+use vmafcuda::frame::{Picture, SampleBuf};
 use vmafcuda::model::Model;
 use vmafcuda::report::Report;
 use vmafcuda::synth::SynthClip;
@@ -87,5 +87,78 @@ fn batches_score_like_single_frames() {
         let got = batched(&pairs, &[], 3, &[6]);
         assert_identical(&format!("{bpc}-bit end_shot before frame 6"), &got, &want);
         assert_eq!(got.shots.len(), 2, "{bpc}-bit");
+    }
+}
+
+/// A batch with a bad frame fails as frame-by-frame pushing would (the first bad frame in
+/// frame order, whatever the check) and keeps nothing of the batch: the depth scans run on
+/// the workers, the other checks before them.
+#[test]
+fn a_bad_frame_fails_the_whole_batch_with_the_first_error() {
+    let clip = SynthClip {
+        width: 72,
+        height: 40,
+        bpc: 10,
+        frames: 6,
+        cut: 3,
+    };
+    let pairs: Vec<_> = (0..clip.frames).map(|t| clip.pair(t)).collect();
+    let above_depth = |p: &Picture, x: usize, y: usize| {
+        let mut p = p.clone();
+        let SampleBuf::U16(s) = &mut p.luma.data else {
+            panic!("10-bit samples are u16");
+        };
+        s[y * 72 + x] = 1024;
+        p
+    };
+    let small = SynthClip { width: 70, ..clip }.pair(0).1;
+    let want = one_by_one(&pairs, &[], &[]);
+    // (frame index in the second batch, distorted picture) of the bad frames.
+    for bad in [
+        vec![(1, above_depth(&pairs[4].1, 5, 9))],
+        vec![(0, above_depth(&pairs[3].1, 70, 2)), (2, small.clone())],
+        vec![(0, small.clone()), (1, above_depth(&pairs[4].1, 5, 9))],
+        vec![
+            (1, above_depth(&pairs[4].1, 5, 9)),
+            (2, above_depth(&pairs[5].1, 1, 1)),
+        ],
+    ] {
+        let mut s = scorer(&pairs, &[]);
+        let views: Vec<_> = pairs[..3]
+            .iter()
+            .map(|(r, d)| (r.view(), d.view()))
+            .collect();
+        s.push_batch(&views).expect("first batch");
+        let mut second: Vec<_> = pairs[3..].to_vec();
+        for (i, d) in &bad {
+            second[*i].1 = d.clone();
+        }
+        let views: Vec<_> = second.iter().map(|(r, d)| (r.view(), d.view())).collect();
+        let err = s.push_batch(&views).expect_err("a bad frame").to_string();
+        // What frame-by-frame pushing says about the first bad frame.
+        let (i, d) = &bad[0];
+        let mut single = scorer(&pairs, &[]);
+        for (r, d) in &pairs[..3 + i] {
+            single.push(&r.view(), &d.view()).expect("good frame");
+        }
+        let single_err = single
+            .push(&pairs[3 + i].0.view(), &d.view())
+            .expect_err("the bad frame")
+            .to_string();
+        assert_eq!(
+            err,
+            single_err,
+            "bad frames {:?}",
+            bad.iter().map(|b| b.0).collect::<Vec<_>>()
+        );
+        assert!(err.contains(&format!("frame {}", 3 + i)), "{err}");
+        assert_eq!(s.frames_pushed(), 3, "nothing of the failed batch is kept");
+        // The good frames, pushed again, give the clean run's report.
+        let views: Vec<_> = pairs[3..]
+            .iter()
+            .map(|(r, d)| (r.view(), d.view()))
+            .collect();
+        s.push_batch(&views).expect("the batch again, good");
+        assert_identical("after a failed batch", &s.finish(), &want);
     }
 }

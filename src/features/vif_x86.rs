@@ -299,7 +299,12 @@ pub(super) unsafe fn vertical_wide_avx2<const N: usize, const NARROW: bool>(
         .into_iter()
         .enumerate()
         {
-            let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
+            // (Written out: a closure called through `array::map`, which lacks the target
+            // features, is not inlined, and the accumulators spill for the call.)
+            let v = [
+                moment(acc[0][2 + 2 * q], acc[0][3 + 2 * q]),
+                moment(acc[1][2 + 2 * q], acc[1][3 + 2 * q]),
+            ];
             store(lo, _mm256_and_si256(v[0], low), _mm256_and_si256(v[1], low));
             store(hi, _mm256_srli_epi32(v[0], 16), _mm256_srli_epi32(v[1], 16));
         }
@@ -744,7 +749,11 @@ macro_rules! avx512_filter_kernels {
             }
         }
 
-        /// [`vertical_wide_avx2`] on 32 columns at a time; `n` a multiple of 32.
+        /// [`vertical_wide_avx2`] on 32 columns at a time; `n` a multiple of 32. With `NARROW`
+        /// the second moments are summed differently (below), with fewer multiplies: this
+        /// pass is bound by the one port that multiplies 512-bit vectors, 11 multiplies per
+        /// row pair and unpack half here against 14 (the 8-bit pass needs 8). The sums, and so
+        /// the outputs, are the same.
         ///
         /// # Safety
         /// As [`vertical_wide_avx2`], with AVX-512 F and BW instead of AVX2.
@@ -763,7 +772,8 @@ macro_rules! avx512_filter_kernels {
             debug_assert!(rows.iter().chain(drows).all(|r| r.len() >= n));
             let half = N / 2;
             let bias = _mm512_set1_epi16(i16::MIN);
-            let mut seen = _mm512_setzero_si512();
+            let zero = _mm512_setzero_si512();
+            let mut seen = zero;
             let unbias = _mm512_set1_epi32(i32::MIN);
             let (sh_mu, sh_sq) = (_mm_cvtsi32_si128(shifts.mu as i32), shifts.sq as i32);
             let up = _mm_cvtsi32_si128(16 - sh_sq);
@@ -776,31 +786,107 @@ macro_rules! avx512_filter_kernels {
             debug_assert!([&*mu1, &*mu2, &*xl, &*xh, &*yl, &*yh, &*zl, &*zh]
                 .iter()
                 .all(|o| o.len() >= n));
-            for j0 in (0..n).step_by(32) {
-                let mut acc: [[_; 8]; 2] = [std::array::from_fn(|q| {
-                    if biased::<NARROW>(q) {
-                        unbias
-                    } else {
-                        _mm512_setzero_si512()
+            // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
+            let load =
+                |r: &[u16], j0: usize| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
+            // Moments are stored flipped (`Isa::BIASED_MOMENTS` of the AVX-512 levels).
+            let store = |dst: &mut [u16], j0: usize, lo: __m512i, hi: __m512i| {
+                let v = _mm512_xor_si512(_mm512_packus_epi32(lo, hi), bias);
+                // SAFETY: j0 + 32 <= n <= dst.len().
+                unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
+            };
+            let mu = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd_mu), sh_mu);
+            // (65536 h + l + round) >> sh = (h << (16 - sh)) + ((l + round) >> sh), as u32.
+            let moment = |l: __m512i, h: __m512i| {
+                _mm512_add_epi32(
+                    _mm512_sll_epi32(h, up),
+                    _mm512_srl_epi32(_mm512_add_epi32(l, rnd_sq), down),
+                )
+            };
+            // The second moments of a 32-column block from the sums of the low and high
+            // halves, `[q][h]` (q: xx, yy, xy; h: unpack half), stored as 16-bit halves.
+            let mut store_moments = |j0: usize, l: [[__m512i; 2]; 3], h: [[__m512i; 2]; 3]| {
+                for (q, (lo, hi)) in [
+                    (&mut *xl, &mut *xh),
+                    (&mut *yl, &mut *yh),
+                    (&mut *zl, &mut *zh),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let v0 = moment(l[q][0], h[q][0]);
+                    let v1 = moment(l[q][1], h[q][1]);
+                    store(lo, j0, _mm512_and_si512(v0, low), _mm512_and_si512(v1, low));
+                    store(hi, j0, _mm512_srli_epi32(v0, 16), _mm512_srli_epi32(v1, 16));
+                }
+            };
+            if NARROW {
+                // Samples below 2^15 are non-negative i16, so `pmaddwd` of a row pair with
+                // itself gives `xt² + xb²` (below 2^31) in one instruction; that sum's 16-bit
+                // halves are then multiplied by the tap, the low half biased (its accumulator
+                // starts at 2^15 times the taps used, which undoes it), the high half (below
+                // 2^15) as it is. The centre row pairs with zeros.
+                let lo_start = filt[..=half]
+                    .iter()
+                    .fold(0u32, |a, &c| a.wrapping_add(u32::from(c) << 15));
+                let lo_start = _mm512_set1_epi32(lo_start as i32);
+                let lo_bias = _mm512_set1_epi32(0x8000);
+                for j0 in (0..n).step_by(32) {
+                    let mut m = [[zero; 2]; 2];
+                    let mut l = [[lo_start; 2]; 3];
+                    let mut h = [[zero; 2]; 3];
+                    for (k, &c) in filt.iter().enumerate().take(half + 1) {
+                        let (t, b) = (k, N - 1 - k);
+                        let c = u32::from(c);
+                        let both = _mm512_set1_epi32((c | c << 16) as i32);
+                        let c_lo = _mm512_set1_epi32(c as i32);
+                        let c_hi = _mm512_set1_epi32((c << 16) as i32);
+                        let (xt, yt) = (load(rows[t], j0), load(drows[t], j0));
+                        let (xb, yb) = if t == b {
+                            (zero, zero)
+                        } else {
+                            (load(rows[b], j0), load(drows[b], j0))
+                        };
+                        let both_rows =
+                            _mm512_or_si512(_mm512_or_si512(xt, xb), _mm512_or_si512(yt, yb));
+                        seen = _mm512_or_si512(seen, both_rows);
+                        let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+                        let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                        for u in 0..2 {
+                            let (x, y) = (px[u], py[u]);
+                            m[0][u] = $mac!(m[0][u], x, both);
+                            m[1][u] = $mac!(m[1][u], y, both);
+                            let sums = [
+                                _mm512_madd_epi16(x, x),
+                                _mm512_madd_epi16(y, y),
+                                _mm512_madd_epi16(x, y),
+                            ];
+                            for (q, s) in sums.into_iter().enumerate() {
+                                l[q][u] = $mac!(l[q][u], _mm512_xor_si512(s, lo_bias), c_lo);
+                                h[q][u] = $mac!(h[q][u], s, c_hi);
+                            }
+                        }
                     }
-                }); 2];
+                    store(mu1, j0, mu(m[0][0]), mu(m[0][1]));
+                    store(mu2, j0, mu(m[1][0]), mu(m[1][1]));
+                    store_moments(j0, l, h);
+                }
+                return _mm512_movepi16_mask(seen) == 0;
+            }
+            for j0 in (0..n).step_by(32) {
+                // [mu1, mu2, xx lo, xx hi, yy lo, yy hi, xy lo, xy hi] per unpack half, every
+                // term biased into i16, its accumulator starting at 2^31 (see the module docs).
+                let mut acc = [[unbias; 8]; 2];
                 for (k, &c) in filt.iter().enumerate().take(half + 1) {
                     let (t, b) = (k, N - 1 - k);
                     let c = u32::from(c);
                     let coef = _mm512_set1_epi32(if t == b { c } else { c | c << 16 } as i32);
-                    // SAFETY: 32 samples from j0 < n - 31 of rows at least n long.
-                    let load = |r: &[u16]| unsafe { _mm512_loadu_si512(r.as_ptr().add(j0).cast()) };
-                    let (xt, xb, yt, yb) =
-                        (load(rows[t]), load(rows[b]), load(drows[t]), load(drows[b]));
-                    if NARROW {
-                        let both =
-                            _mm512_or_si512(_mm512_or_si512(xt, xb), _mm512_or_si512(yt, yb));
-                        seen = _mm512_or_si512(seen, both);
-                    }
+                    let (xt, xb) = (load(rows[t], j0), load(rows[b], j0));
+                    let (yt, yb) = (load(drows[t], j0), load(drows[b], j0));
                     let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
                     let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
-                    for h in 0..2 {
-                        let (x, y) = (px[h], py[h]);
+                    for u in 0..2 {
+                        let (x, y) = (px[u], py[u]);
                         let terms = [
                             x,
                             y,
@@ -811,45 +897,17 @@ macro_rules! avx512_filter_kernels {
                             _mm512_mullo_epi16(x, y),
                             _mm512_mulhi_epu16(x, y),
                         ];
-                        for (q, (a, v)) in acc[h].iter_mut().zip(terms).enumerate() {
-                            let v = if biased::<NARROW>(q) {
-                                _mm512_xor_si512(v, bias)
-                            } else {
-                                v
-                            };
-                            *a = $mac!(*a, v, coef);
+                        for (a, v) in acc[u].iter_mut().zip(terms) {
+                            *a = $mac!(*a, _mm512_xor_si512(v, bias), coef);
                         }
                     }
                 }
-                // Moments are stored flipped (`Isa::BIASED_MOMENTS` of the AVX-512 levels).
-                let store = |dst: &mut [u16], lo: __m512i, hi: __m512i| {
-                    let v = _mm512_xor_si512(_mm512_packus_epi32(lo, hi), bias);
-                    // SAFETY: j0 + 32 <= n <= dst.len().
-                    unsafe { _mm512_storeu_si512(dst.as_mut_ptr().add(j0).cast(), v) };
-                };
-                let mu = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd_mu), sh_mu);
-                store(mu1, mu(acc[0][0]), mu(acc[1][0]));
-                store(mu2, mu(acc[0][1]), mu(acc[1][1]));
-                let moment = |l: __m512i, h: __m512i| {
-                    _mm512_add_epi32(
-                        _mm512_sll_epi32(h, up),
-                        _mm512_srl_epi32(_mm512_add_epi32(l, rnd_sq), down),
-                    )
-                };
-                for (q, (lo, hi)) in [
-                    (&mut *xl, &mut *xh),
-                    (&mut *yl, &mut *yh),
-                    (&mut *zl, &mut *zh),
-                ]
-                .into_iter()
-                .enumerate()
-                {
-                    let v = [0, 1].map(|h| moment(acc[h][2 + 2 * q], acc[h][3 + 2 * q]));
-                    store(lo, _mm512_and_si512(v[0], low), _mm512_and_si512(v[1], low));
-                    store(hi, _mm512_srli_epi32(v[0], 16), _mm512_srli_epi32(v[1], 16));
-                }
+                store(mu1, j0, mu(acc[0][0]), mu(acc[1][0]));
+                store(mu2, j0, mu(acc[0][1]), mu(acc[1][1]));
+                let pick = |q: usize| [acc[0][q], acc[1][q]];
+                store_moments(j0, [pick(2), pick(4), pick(6)], [pick(3), pick(5), pick(7)]);
             }
-            _mm512_movepi16_mask(seen) == 0
+            true
         }
 
         /// The vertical pass of decimation (`decimate` in `vif.rs`) on 32 columns at a time:
@@ -907,7 +965,8 @@ macro_rules! avx512_filter_kernels {
                     acc[0] = $mac!(acc[0], _mm512_unpacklo_epi16(xt, xb), coef);
                     acc[1] = $mac!(acc[1], _mm512_unpackhi_epi16(xt, xb), coef);
                 }
-                let v = acc.map(|a| _mm512_srl_epi32(_mm512_add_epi32(a, rnd), shift));
+                let round = |a: __m512i| _mm512_srl_epi32(_mm512_add_epi32(a, rnd), shift);
+                let v = [round(acc[0]), round(acc[1])];
                 // SAFETY: j0 + 32 <= n <= out.len().
                 unsafe {
                     let dst = out.as_mut_ptr().add(j0);
