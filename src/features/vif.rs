@@ -1435,7 +1435,9 @@ mod tests {
                 .collect();
             if round % 12 == 3 || round % 12 == 6 {
                 // Every sample at the depth's largest value (the largest sums).
-                data.iter_mut().flatten().for_each(|v| *v = ((1u32 << bits) - 1) as u16);
+                data.iter_mut()
+                    .flatten()
+                    .for_each(|v| *v = ((1u32 << bits) - 1) as u16);
             }
             if round % 5 == 4 {
                 // One sample at or above 2^15 somewhere.
