@@ -510,7 +510,12 @@ impl GpuFeatures {
                 "host staging of another context".into(),
             ));
         }
-        let (slot, mut out) = self.claim_slot()?;
+        // The copy into pinned memory first, while the GPU still works on the frames in
+        // flight; then the slot (which waits for the frame that last held it). The pinned set
+        // was last uploaded for the frame KEPT submissions ago, which has been collected:
+        // claim_slot of the previous submission retired every frame up to SLOTS before it, and
+        // KEPT > SLOTS + 1. The set holds this frame (for a replay on the CPU) only once the
+        // frame has a slot: if claiming fails, the caller scores this frame itself.
         let set = staging.next_set;
         staging.next_set = (set + 1) % KEPT;
         staging.held[set] = None;
@@ -519,8 +524,9 @@ impl GpuFeatures {
             .map(|p| (p.width, p.height, p.bpc))
             .collect();
         staging.ensure_pinned(set, &dims)?;
-        staging.ensure_planes(slot, &dims)?;
         stage_planes(&mut staging.pinned[set], &host_planes)?;
+        let (slot, mut out) = self.claim_slot()?;
+        staging.ensure_planes(slot, &dims)?;
         staging.held[set] = Some(Held { tag, planes: dims });
         for (i, p) in host_planes.iter().enumerate() {
             let bps = staging.planes[slot][i].plane().bytes_per_sample;
