@@ -119,6 +119,29 @@ __device__ __forceinline__ uint64_t exact_u64(double d) {
     return (uint64_t)__double_as_longlong(__dadd_rn(d, 4503599627370496.0)) & 0xfffffffffffffull;
 }
 
+// A product of two samples in the vertical pass's second-moment type: uint32 (samples below
+// 2^16: it fits) or an exact double.
+template <typename T>
+__device__ __forceinline__ T product(uint32_t a, uint32_t b);
+template <>
+__device__ __forceinline__ uint32_t product<uint32_t>(uint32_t a, uint32_t b) {
+    return a * b;
+}
+template <>
+__device__ __forceinline__ double product<double>(uint32_t a, uint32_t b) {
+    return __dmul_rn(exact_double(a), exact_double(b));
+}
+
+// acc + tap k of filter F times v, in uint32 (wrapping, as libvmaf) or exactly in a double.
+template <typename F>
+__device__ __forceinline__ uint32_t tap_mac(int k, uint32_t v, uint32_t acc) {
+    return acc + F::c(k) * v;
+}
+template <typename F>
+__device__ __forceinline__ double tap_mac(int k, double v, double acc) {
+    return __fma_rn(F::d(k), v, acc);
+}
+
 struct Sums {
     long long num_log;
     long long den_log;
@@ -442,36 +465,17 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         for (int t = 0; t < N + kRows - 1; ++t) {
             const uint32_t x = s_ref[r0 + t][c];
             const uint32_t y = s_dis[r0 + t][c];
-            if constexpr (!kNarrow) {
-                const double xd = exact_double(x), yd = exact_double(y);
-                const double xx = __dmul_rn(xd, xd), yy = __dmul_rn(yd, yd),
-                             xy = __dmul_rn(xd, yd);
+            const Acc xx = product<Acc>(x, x), yy = product<Acc>(y, y), xy = product<Acc>(x, y);
 #pragma unroll
-                for (int o = 0; o < kRows; ++o) {
-                    const int k = t - o;
-                    if (k >= 0 && k < N) {
-                        const uint32_t ck = F::c(k);
-                        a1[o] += ck * x;
-                        a2[o] += ck * y;
-                        axx[o] = __fma_rn(F::d(k), xx, axx[o]);
-                        ayy[o] = __fma_rn(F::d(k), yy, ayy[o]);
-                        axy[o] = __fma_rn(F::d(k), xy, axy[o]);
-                    }
-                }
-            } else {
-                // Products of samples below 2^16 fit uint32.
-                const uint32_t xx = x * x, yy = y * y, xy = x * y;
-#pragma unroll
-                for (int o = 0; o < kRows; ++o) {
-                    const int k = t - o;
-                    if (k >= 0 && k < N) {
-                        const uint32_t ck = F::c(k);
-                        a1[o] += ck * x;
-                        a2[o] += ck * y;
-                        axx[o] += ck * xx;
-                        ayy[o] += ck * yy;
-                        axy[o] += ck * xy;
-                    }
+            for (int o = 0; o < kRows; ++o) {
+                const int k = t - o;
+                if (k >= 0 && k < N) {
+                    const uint32_t ck = F::c(k);
+                    a1[o] += ck * x;
+                    a2[o] += ck * y;
+                    axx[o] = tap_mac<F>(k, xx, axx[o]);
+                    ayy[o] = tap_mac<F>(k, yy, ayy[o]);
+                    axy[o] = tap_mac<F>(k, xy, axy[o]);
                 }
             }
         }
