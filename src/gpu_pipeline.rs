@@ -4,12 +4,13 @@
 //! that computes on the CPU but fails like a GPU) is the other.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use crate::cuda::{self, CudaResult, DevicePicture, GpuFrame};
 use crate::extract::FeaturePlan;
 use crate::fallback::HostPair;
 use crate::frame::PictureRef;
+use crate::pinned_picture::PinnedPicture;
 
 pub(crate) trait GpuPipeline: Send + Sync {
     /// Queues a pair of host pictures (copied before this returns). Returns the frames whose
@@ -20,6 +21,22 @@ pub(crate) trait GpuPipeline: Send + Sync {
         distorted: &PictureRef,
         tag: usize,
     ) -> CudaResult<Vec<GpuFrame>>;
+
+    /// Queues a pair of [`PinnedPicture`]s (shared: the pipeline may keep them while the frame
+    /// is in flight and as its host copy). By default as host pictures, copied.
+    fn submit_pinned(
+        &mut self,
+        reference: &Arc<PinnedPicture>,
+        distorted: &Arc<PinnedPicture>,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        self.submit_host(&reference.view(), &distorted.view(), tag)
+    }
+
+    /// The CUDA context host memory for [`PinnedPicture`]s is page-locked in, if any.
+    fn host_context(&self) -> Option<cuda::Context> {
+        None
+    }
 
     /// Queues a pair of device pictures, read in place.
     ///
@@ -272,6 +289,20 @@ impl GpuPipeline for Rebuilding {
     ) -> CudaResult<Vec<GpuFrame>> {
         let r = self.engine()?.submit_host(reference, distorted, tag);
         self.submitted(r)
+    }
+
+    fn submit_pinned(
+        &mut self,
+        reference: &Arc<PinnedPicture>,
+        distorted: &Arc<PinnedPicture>,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        let r = self.engine()?.submit_pinned(reference, distorted, tag);
+        self.submitted(r)
+    }
+
+    fn host_context(&self) -> Option<cuda::Context> {
+        self.current.host_context()
     }
 
     unsafe fn submit_device(
@@ -567,6 +598,20 @@ impl GpuPipeline for CudaEngine {
     ) -> CudaResult<Vec<GpuFrame>> {
         let (features, staging) = self.features()?;
         features.submit_host(staging, reference, distorted, tag)
+    }
+
+    fn submit_pinned(
+        &mut self,
+        reference: &Arc<PinnedPicture>,
+        distorted: &Arc<PinnedPicture>,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        let (features, staging) = self.features()?;
+        features.submit_pinned(staging, reference, distorted, tag)
+    }
+
+    fn host_context(&self) -> Option<cuda::Context> {
+        Some(self.context().clone())
     }
 
     unsafe fn submit_device(

@@ -87,6 +87,7 @@ pub mod features;
 pub mod frame;
 pub(crate) mod gpu_pipeline;
 pub mod model;
+pub mod pinned_picture;
 pub mod pool;
 pub mod report;
 pub mod results_file;

@@ -2,7 +2,7 @@
 //! configured (or explicitly declared) boundaries, scores each shot as a fresh session, and
 //! returns per-frame results, per-shot pools and the whole-stream pool.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -13,9 +13,10 @@ use crate::emulated_gpu::{self, EmulatedGpu};
 use crate::error::{Error, Result};
 use crate::extract::{FeaturePlan, SpatialExtractors, SpatialFeatures};
 use crate::fallback::HostPair;
-use crate::frame::{PictureRef, Plane};
+use crate::frame::{ChromaFormat, PictureRef, Plane};
 use crate::gpu_pipeline::{CudaEngine, EngineFactory, GpuPipeline, Rebuilding};
 use crate::model::{Model, PredictOptions};
+use crate::pinned_picture::PinnedPicture;
 use crate::pool::{FramePool, Pooling};
 use crate::report::{FrameResult, Report, ShotResult};
 use crate::session::{FrameFeatures, Session};
@@ -628,6 +629,52 @@ impl Scorer {
             }
         }
         let p = self.push_cpu(reference, distorted);
+        Ok(self.deliver(p))
+    }
+
+    /// A picture of the scorer's geometry (and `format`'s chroma) for [`Scorer::push_pinned`]:
+    /// in page-locked memory of the scorer's CUDA context on the GPU, so that its frames are
+    /// uploaded without the copy into staging ([`crate::pinned_picture`]); in ordinary memory
+    /// on the CPU. Allocating page-locked memory is slow (milliseconds): keep a few pictures and
+    /// write into them again once the scorer has let go of them ([`Arc::get_mut`]: it keeps a
+    /// frame's pictures for a few frames after it was pushed). The pictures stay valid after
+    /// the scorer is gone, or after it fell back to the CPU.
+    pub fn pinned_picture(&self, format: ChromaFormat) -> Result<PinnedPicture> {
+        let g = self.geometry;
+        if let Engine::Gpu(gpu) = &self.engine {
+            if let Some(ctx) = gpu.host_context() {
+                return PinnedPicture::pinned(&ctx, g.width, g.height, g.bpc, format)
+                    .map_err(|e| Error::Backend(format!("CUDA: page-locked picture: {e}")));
+            }
+        }
+        PinnedPicture::heap(g.width, g.height, g.bpc, format).map_err(Error::InvalidPlane)
+    }
+
+    /// Scores one frame pair given as [`PinnedPicture`]s, as [`Scorer::push`] would score
+    /// their views. On the GPU, page-locked pictures are uploaded in place: the scorer keeps
+    /// a reference to both while the frame is in flight and for a few frames after (as the host
+    /// copy a fall-back to the CPU scores again), so they cannot be written meanwhile.
+    pub fn push_pinned(
+        &mut self,
+        reference: &Arc<PinnedPicture>,
+        distorted: &Arc<PinnedPicture>,
+    ) -> Result<Progress> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let (r, d) = (reference.view(), distorted.view());
+        self.check_pair(self.next_frame, &r, &d, true)?;
+        if let Engine::Gpu(_) = self.engine {
+            let index = self.next_frame;
+            match self.gpu_submit(index, |gpu| gpu.submit_pinned(reference, distorted, index)) {
+                Ok(p) => return Ok(self.deliver(p)),
+                Err(failure) => {
+                    let p = self.recover(failure, index + 1)?;
+                    self.unreported.extend(p);
+                }
+            }
+        }
+        let p = self.push_cpu(&r, &d);
         Ok(self.deliver(p))
     }
 

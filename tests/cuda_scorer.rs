@@ -8,6 +8,8 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::gpu::gpu;
 use common::report::assert_identical;
 
@@ -17,6 +19,7 @@ use vmafcuda::cuda::{
 };
 use vmafcuda::frame::{Picture, SampleBuf};
 use vmafcuda::model::Model;
+use vmafcuda::pinned_picture::PinnedPicture;
 use vmafcuda::report::Report;
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::y4m::Y4mReader;
@@ -1255,4 +1258,109 @@ fn stage_timing_measures_every_stage_and_releases_everything() {
         println!("stage timing 576x324 {bpc}-bit (ms/frame): {t:?}");
     }
     common::gpu::assert_no_live_resources("after stage timing");
+}
+
+/// Pushes `refs`/`dists` as pinned pictures from the scorer, rewriting a picture as soon as the
+/// scorer lets go of it; returns the report and how many pictures were made.
+fn score_pinned(mut s: Scorer, refs: &[Picture], dists: &[Picture]) -> (Report, usize) {
+    let mut pool: Vec<Arc<PinnedPicture>> = Vec::new();
+    let mut made = 0;
+    for (r, d) in refs.iter().zip(dists) {
+        let mut fill = |src: &Picture, s: &Scorer| {
+            let mut p = match pool.iter_mut().position(|p| Arc::get_mut(p).is_some()) {
+                Some(k) => pool.swap_remove(k),
+                None => {
+                    made += 1;
+                    Arc::new(s.pinned_picture(src.format).expect("pinned picture"))
+                }
+            };
+            Arc::get_mut(&mut p)
+                .expect("unshared")
+                .copy_from(&src.view())
+                .expect("copy");
+            p
+        };
+        let (pr, pd) = (fill(r, &s), fill(d, &s));
+        s.push_pinned(&pr, &pd).expect("push_pinned");
+        pool.extend([pr, pd]);
+    }
+    let report = s.finish();
+    assert!(
+        pool.iter().all(|p| Arc::strong_count(p) == 1),
+        "the finished scorer still holds pictures"
+    );
+    (report, made)
+}
+
+/// Frames in page-locked pictures (`Scorer::pinned_picture`), uploaded in place without the copy
+/// into staging, score bit-identically to the CPU (8-bit odd size with chroma PSNR, 10-bit; two
+/// shots); the scorer keeps each picture only a few frames; a GPU failure mid-stream with `Auto`
+/// rescores the frames in flight from the kept pictures, identically.
+#[test]
+fn pinned_pictures_upload_in_place_and_score_like_the_cpu() {
+    use vmafcuda::cuda::{fault, FaultKind};
+    let Some(_g) = gpu() else { return };
+    for (pair, frames) in [
+        ("s_chelsea_641x359__x264_crf27_padcrop", 8),
+        ("s_coffee_1280x720_10bit__x265_crf28", 6),
+    ] {
+        let (refs, dists) = corpus_pair(pair, frames);
+        let cpu = score(
+            &refs,
+            &dists,
+            "vmaf_v0.6.1neg",
+            &[0, 3],
+            BackendRequest::Cpu,
+        );
+        let s = Scorer::with_backend(
+            config("vmaf_v0.6.1neg", &[0, 3]),
+            geometry(&refs[0]),
+            BackendRequest::Cuda { device: 0 },
+        )
+        .expect("scorer");
+        let probe = s.pinned_picture(refs[0].format).expect("pinned picture");
+        assert!(
+            probe.is_pinned(),
+            "a CUDA scorer hands out page-locked pictures"
+        );
+        drop(probe);
+        let (gpu_report, made) = score_pinned(s, &refs, &dists);
+        assert_identical(&format!("{pair}: pinned pictures"), &gpu_report, &cpu);
+        // In flight (2 slots) plus the host copies kept (4 frames), two pictures a frame.
+        assert!(made <= 2 * 7, "{pair}: {made} pictures for {frames} frames");
+        eprintln!("{pair}: pinned pictures == CPU ({frames} frames, {made} pictures made)");
+        common::gpu::assert_no_live_resources(pair);
+    }
+    // Failures mid-stream with Auto: the frames in flight are scored again from the pictures.
+    let (refs, dists) = corpus_pair("s_chelsea_641x359__x264_crf27_padcrop", 6);
+    let cpu = score(&refs, &dists, "vmaf_v0.6.1", &[0, 3], BackendRequest::Cpu);
+    let scenario = || {
+        let s = Scorer::with_backend(
+            config("vmaf_v0.6.1", &[0, 3]),
+            geometry(&refs[0]),
+            BackendRequest::Auto,
+        )
+        .expect("scorer");
+        score_pinned(s, &refs, &dists).0
+    };
+    let mut fired = 0;
+    for kind in [FaultKind::Launch, FaultKind::Copy] {
+        fault::clear();
+        scenario();
+        let ops = fault::operations(kind);
+        for nth in 1..=ops.min(40) {
+            fault::clear();
+            fault::inject(kind, nth);
+            let report = scenario();
+            let reached = !fault::pending(kind);
+            fault::clear();
+            assert_identical(&format!("pinned, {kind:?} #{nth} of {ops}"), &report, &cpu);
+            if reached {
+                fired += 1;
+            }
+        }
+    }
+    assert!(fired > 20, "only {fired} faults fired");
+    common::gpu::assert_no_live_resources("after the pinned fault sweep");
+    eprintln!("pinned pictures: {fired} injected GPU failures, every report identical to the CPU");
 }

@@ -10,12 +10,13 @@
 mod common;
 
 use common::report::assert_identical;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use vmafcuda::cuda::{fault, FaultKind};
 use vmafcuda::emulated_gpu;
 use vmafcuda::frame::Picture;
 use vmafcuda::model::Model;
+use vmafcuda::pinned_picture::PinnedPicture;
 use vmafcuda::report::Report;
 use vmafcuda::scorer::{BackendKind, BackendRequest};
 use vmafcuda::synth::SynthClip;
@@ -39,6 +40,9 @@ enum Mode {
     Batch,
     /// Stand-ins for device frames (no host copy kept), drained every third frame.
     Device,
+    /// `push_pinned` of pictures from `Scorer::pinned_picture`, each pushed once and then
+    /// rewritten as soon as the scorer lets go of it (three pictures a side at most).
+    Pinned,
 }
 
 struct Scenario {
@@ -98,6 +102,9 @@ impl Scenario {
         let mut s = self.scorer(request)?;
         let mut cut_done = false;
         let mut replays = 0;
+        // Mode::Pinned: the pictures handed out so far; one is written again once the scorer
+        // no longer holds it.
+        let mut pinned: Vec<Arc<PinnedPicture>> = Vec::new();
         let mut i = 0;
         while i < self.pairs.len() {
             if self.runtime_cut == Some(i) && !cut_done {
@@ -119,6 +126,25 @@ impl Scenario {
                         .map(|(r, d)| (r.view(), d.view()))
                         .collect();
                     s.push_batch(&views).map(|_| 3)
+                }
+                Mode::Pinned => {
+                    let mut fill =
+                        |src: &Picture, s: &Scorer| -> Result<Arc<PinnedPicture>, Error> {
+                            let mut p =
+                                match pinned.iter_mut().position(|p| Arc::get_mut(p).is_some()) {
+                                    Some(k) => pinned.swap_remove(k),
+                                    None => Arc::new(s.pinned_picture(src.format)?),
+                                };
+                            Arc::get_mut(&mut p)
+                                .expect("unshared")
+                                .copy_from(&src.view())
+                                .map_err(Error::InvalidPlane)?;
+                            Ok(p)
+                        };
+                    let (pr, pd) = (fill(r, &s)?, fill(d, &s)?);
+                    let res = s.push_pinned(&pr, &pd).map(|_| 1);
+                    pinned.extend([pr, pd]);
+                    res
                 }
                 _ => s.push(&r.view(), &d.view()).map(|_| 1),
             };
@@ -149,7 +175,12 @@ impl Scenario {
         }
         let backend = s.backend();
         let reason = s.fallback_reason().map(str::to_owned);
-        Ok((s.finish(), backend, reason, replays))
+        let report = s.finish();
+        // The scorer let go of every picture.
+        assert!(pinned.iter().all(|p| Arc::strong_count(p) == 1));
+        // Each side needs at most the pictures the scorer keeps (a few frames) plus one.
+        assert!(pinned.len() <= 2 * 8, "{} pinned pictures", pinned.len());
+        Ok((report, backend, reason, replays))
     }
 }
 
@@ -219,6 +250,7 @@ fn host_frames_continue_on_the_cpu_after_a_gpu_failure_anywhere() {
     let independent = Scenario::new(96, 54, 10, &[0, 6], None);
     fired += sweep(&independent, Mode::Host);
     fired += sweep(&independent, Mode::Batch);
+    fired += sweep(&stateful, Mode::Pinned);
     eprintln!("{fired} GPU failures mid-stream: every run finished on the CPU, bit-identical");
     emulated_gpu::disable();
 }

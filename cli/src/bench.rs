@@ -9,6 +9,7 @@ use std::time::Instant;
 use vmafcuda::cuda;
 use vmafcuda::frame::Picture;
 use vmafcuda::model::Model;
+use vmafcuda::pinned_picture::PinnedPicture;
 use vmafcuda::scorer::{BackendRequest, Geometry, Rebuild, Scorer, ScorerConfig};
 use vmafcuda::synth::SynthClip;
 use vmafcuda::{Error, Result};
@@ -136,6 +137,33 @@ pub fn cuda_host_fps(spec: &BenchSpec) -> Result<f64> {
     for i in 0..spec.frames {
         let (r, d) = &pairs[(i + 1) % pairs.len()];
         scorer.push(&r.view(), &d.view())?;
+    }
+    let fps = spec.frames as f64 / started.elapsed().as_secs_f64();
+    let _ = scorer.finish();
+    Ok(fps)
+}
+
+/// Frames per second of the CUDA path from host frames already in page-locked pictures of the
+/// scorer ([`Scorer::pinned_picture`], where a reader or decoder writes them): uploaded in
+/// place, without the copy into staging (upload included).
+pub fn cuda_pinned_fps(spec: &BenchSpec) -> Result<f64> {
+    let pairs = spec.pairs();
+    let mut scorer = spec.scorer(BackendRequest::Cuda { device: 0 })?;
+    let mut pinned = Vec::with_capacity(pairs.len());
+    for (r, d) in pairs.iter() {
+        let side = |p: &Picture| -> Result<Arc<PinnedPicture>> {
+            let mut pic = scorer.pinned_picture(p.format)?;
+            pic.copy_from(&p.view()).map_err(Error::InvalidPlane)?;
+            Ok(Arc::new(pic))
+        };
+        pinned.push((side(r)?, side(d)?));
+    }
+    // Warm-up: the first frame builds the staging planes.
+    scorer.push_pinned(&pinned[0].0, &pinned[0].1)?;
+    let started = Instant::now();
+    for i in 0..spec.frames {
+        let (r, d) = &pinned[(i + 1) % pinned.len()];
+        scorer.push_pinned(r, d)?;
     }
     let fps = spec.frames as f64 / started.elapsed().as_secs_f64();
     let _ = scorer.finish();

@@ -642,6 +642,10 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             let fps = median(runs, || bench::cuda_host_fps(&spec).map_err(Failure::from))?;
             row("cuda host", spec.frames, fps, cpu_fps);
             let fps = median(runs, || {
+                bench::cuda_pinned_fps(&spec).map_err(Failure::from)
+            })?;
+            row("cuda pinned", spec.frames, fps, cpu_fps);
+            let fps = median(runs, || {
                 bench::cuda_device_fps(&spec, false).map_err(Failure::from)
             })?;
             row("cuda device", spec.frames, fps, cpu_fps);

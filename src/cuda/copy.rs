@@ -248,19 +248,36 @@ impl DevicePlaneBuf {
         src_pitch: usize,
         stream: &Stream,
     ) -> CudaResult<()> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.upload_pinned_at_async(src, 0, src_pitch, stream) }
+    }
+
+    /// Queues a copy of a plane stored from byte `offset` of `src` with rows `src_pitch` bytes
+    /// apart.
+    ///
+    /// # Safety
+    /// As [`DevicePlaneBuf::upload_pinned_async`].
+    pub unsafe fn upload_pinned_at_async(
+        &mut self,
+        src: &PinnedBuffer,
+        offset: usize,
+        src_pitch: usize,
+        stream: &Stream,
+    ) -> CudaResult<()> {
         same_context(self.buffer().context(), stream.context(), "plane upload")?;
         let plane = self.plane();
-        let need = (plane.height - 1) * src_pitch + plane.row_bytes();
+        let need = ((plane.height - 1) * src_pitch + plane.row_bytes()).saturating_add(offset);
         if src_pitch < plane.row_bytes() || need > src.len() {
             return Err(CudaError::InvalidArgument(format!(
-                "plane upload: {} rows of {} bytes with pitch {src_pitch} need {need} bytes, the pinned buffer has {}",
+                "plane upload: {} rows of {} bytes with pitch {src_pitch} from offset {offset} need {need} bytes, the pinned buffer has {}",
                 plane.height,
                 plane.row_bytes(),
                 src.len()
             )));
         }
         let src = Memory2D::Host {
-            ptr: src.as_ptr().cast_mut(),
+            // SAFETY: offset + the rows read <= src.len() (checked above).
+            ptr: unsafe { src.as_ptr().add(offset) }.cast_mut(),
             pitch: src_pitch,
         };
         let dst = Memory2D::Device {

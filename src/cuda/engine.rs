@@ -15,12 +15,15 @@
 //! The results are the integer sums the kernels produce, turned into doubles on the host by
 //! the same functions as the CPU path, so both paths give identical numbers.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::extract::{FeaturePlan, SpatialFeatures};
 use crate::fallback::HostPair;
 use crate::features;
 use crate::frame::{PictureRef, Plane, PlaneBuf};
+use crate::pinned_picture::{PinnedPicture, PinnedPlane};
 
 use super::adm::{AdmKernels, GpuAdm};
 use super::context::Context;
@@ -199,6 +202,16 @@ pub type PlaneDims = (usize, usize, u32);
 struct Held {
     tag: usize,
     planes: Vec<PlaneDims>,
+    /// Pinned pictures uploaded in place ([`GpuFeatures::submit_pinned`]): the host copy is
+    /// theirs (the set's own buffers were not written), with the chroma size scored.
+    pictures: Option<PinnedPair>,
+}
+
+/// A frame pair of [`PinnedPicture`]s, kept while in flight and as the host copy.
+#[derive(Clone)]
+struct PinnedPair {
+    reference: Arc<PinnedPicture>,
+    distorted: Arc<PinnedPicture>,
 }
 
 fn dims_bytes((width, height, bpc): PlaneDims) -> usize {
@@ -288,6 +301,9 @@ impl HostStaging {
             .iter()
             .position(|h| h.as_ref().is_some_and(|h| h.tag == tag))?;
         let held = self.held[set].as_ref()?;
+        if let Some(p) = &held.pictures {
+            return Some(HostPair::copy_of(&p.reference.view(), &p.distorted.view()));
+        }
         let planes: Option<Vec<PlaneBuf>> = self.pinned[set]
             .iter()
             .zip(&held.planes)
@@ -495,21 +511,7 @@ impl GpuFeatures {
     ) -> CudaResult<Vec<GpuFrame>> {
         let with_chroma =
             self.plan.psnr && reference.chroma.is_some() && distorted.chroma.is_some();
-        let mut host_planes: Vec<&Plane> = vec![&reference.luma, &distorted.luma];
-        if with_chroma {
-            if let (Some([ru, rv]), Some([du, dv])) = (&reference.chroma, &distorted.chroma) {
-                host_planes.extend([ru, rv, du, dv]);
-            }
-        }
-        for p in &host_planes {
-            p.validate()
-                .map_err(|e| CudaError::InvalidArgument(format!("host plane: {e}")))?;
-        }
-        if !staging.ctx.same_as(self.kernels.context()) {
-            return Err(CudaError::InvalidArgument(
-                "host staging of another context".into(),
-            ));
-        }
+        let host_planes = self.host_planes(staging, reference, distorted)?;
         // The copy into pinned memory first, while the GPU still works on the frames in
         // flight; then the slot (which waits for the frame that last held it). The pinned set
         // was last uploaded for the frame KEPT submissions ago, which has been collected:
@@ -527,33 +529,158 @@ impl GpuFeatures {
         stage_planes(&mut staging.pinned[set], &host_planes)?;
         let (slot, mut out) = self.claim_slot()?;
         staging.ensure_planes(slot, &dims)?;
-        staging.held[set] = Some(Held { tag, planes: dims });
-        for (i, p) in host_planes.iter().enumerate() {
-            let bps = staging.planes[slot][i].plane().bytes_per_sample;
-            // SAFETY: the pinned set was last uploaded from KEPT host frames ago, and the slot's
-            // device plane was last read by the slot's previous frame: both frames have been
-            // collected (claim_slot retired every frame up to the one that held this slot, and
-            // frames complete in order) or aborted (streams synchronised). Both buffers are owned
-            // by the staging, which outlives the frame (the caller keeps it for the scorer's
-            // life and we drain before it could go).
-            let r = unsafe {
-                staging.planes[slot][i].upload_pinned_async(
-                    &staging.pinned[set][i],
-                    p.width * bps,
-                    &self.copy,
-                )
-            };
+        staging.held[set] = Some(Held {
+            tag,
+            planes: dims,
+            pictures: None,
+        });
+        let HostStaging { pinned, planes, .. } = staging;
+        let sources: Vec<(&PinnedBuffer, usize, usize)> = pinned[set]
+            .iter()
+            .zip(&host_planes)
+            .map(|(b, p)| (b, 0, p.width))
+            .collect();
+        // SAFETY: the pinned set was last uploaded from KEPT host frames ago, and the slot's
+        // device planes were last read by the slot's previous frame: both frames have been
+        // collected (claim_slot retired every frame up to the one that held this slot, and
+        // frames complete in order) or aborted (streams synchronised). Both are owned by the
+        // staging, which outlives the frame (the caller keeps it for the scorer's life and we
+        // drain before it could go).
+        unsafe { self.upload(&mut planes[slot], &sources) }?;
+        self.enqueue_uploaded(staging, slot, tag, reference.luma.bpc, with_chroma)?;
+        Ok(std::mem::take(&mut out))
+    }
+
+    /// Queues a pair of [`PinnedPicture`]s, uploaded straight from their page-locked memory
+    /// (no copy into staging): the pictures are kept (shared) while the frame is in flight and
+    /// as the host copy of the last [`KEPT`] frames. Pictures in ordinary memory go through
+    /// [`GpuFeatures::submit_host`]. Returns the frames collected to free a slot (oldest
+    /// first).
+    pub fn submit_pinned(
+        &mut self,
+        staging: &mut HostStaging,
+        reference: &Arc<PinnedPicture>,
+        distorted: &Arc<PinnedPicture>,
+        tag: usize,
+    ) -> CudaResult<Vec<GpuFrame>> {
+        let (r, d) = (reference.view(), distorted.view());
+        if !(reference.is_pinned() && distorted.is_pinned()) {
+            return self.submit_host(staging, &r, &d, tag);
+        }
+        let host_planes = self.host_planes(staging, &r, &d)?;
+        let with_chroma = host_planes.len() > 2;
+        let which = [PinnedPlane::Luma, PinnedPlane::Cb, PinnedPlane::Cr];
+        let mut sources = Vec::with_capacity(host_planes.len());
+        for (picture, planes) in [(reference, &which[..]), (distorted, &which[..])] {
+            for &w in planes.iter().take(if with_chroma { 3 } else { 1 }) {
+                let (buf, offset) = picture.pinned_plane(w).ok_or_else(|| {
+                    CudaError::InvalidArgument(format!("pinned picture without a {w:?} plane"))
+                })?;
+                let stride = match w {
+                    PinnedPlane::Luma => picture.width(),
+                    _ => picture.chroma_size().map_or(0, |c| c.0),
+                };
+                sources.push((buf, offset, stride));
+            }
+        }
+        // Staging order: reference luma, distorted luma, reference cb, cr, distorted cb, cr.
+        if with_chroma {
+            sources = vec![
+                sources[0], sources[3], sources[1], sources[2], sources[4], sources[5],
+            ];
+        }
+        let dims: Vec<PlaneDims> = host_planes
+            .iter()
+            .map(|p| (p.width, p.height, p.bpc))
+            .collect();
+        let set = staging.next_set;
+        staging.next_set = (set + 1) % KEPT;
+        staging.held[set] = None;
+        let (slot, out) = self.claim_slot()?;
+        staging.ensure_planes(slot, &dims)?;
+        staging.held[set] = Some(Held {
+            tag,
+            planes: dims,
+            pictures: Some(PinnedPair {
+                reference: Arc::clone(reference),
+                distorted: Arc::clone(distorted),
+            }),
+        });
+        // SAFETY: the slot's device planes were last read by the slot's previous frame, which
+        // has been collected or aborted (as in submit_host). The pictures are shared and
+        // immutable while shared; the staging keeps a reference (held, for KEPT submissions:
+        // longer than the frame can be in flight, SLOTS), and we drain before it could go.
+        unsafe { self.upload(&mut staging.planes[slot], &sources) }?;
+        self.enqueue_uploaded(staging, slot, tag, r.luma.bpc, with_chroma)?;
+        Ok(out)
+    }
+
+    /// The host planes of a pair in staging order (reference luma, distorted luma, then with
+    /// PSNR and chroma in both: reference cb, cr, distorted cb, cr), validated.
+    fn host_planes<'p>(
+        &self,
+        staging: &HostStaging,
+        reference: &'p PictureRef<'p>,
+        distorted: &'p PictureRef<'p>,
+    ) -> CudaResult<Vec<&'p Plane<'p>>> {
+        let with_chroma =
+            self.plan.psnr && reference.chroma.is_some() && distorted.chroma.is_some();
+        let mut host_planes: Vec<&Plane> = vec![&reference.luma, &distorted.luma];
+        if with_chroma {
+            if let (Some([ru, rv]), Some([du, dv])) = (&reference.chroma, &distorted.chroma) {
+                host_planes.extend([ru, rv, du, dv]);
+            }
+        }
+        for p in &host_planes {
+            p.validate()
+                .map_err(|e| CudaError::InvalidArgument(format!("host plane: {e}")))?;
+        }
+        if !staging.ctx.same_as(self.kernels.context()) {
+            return Err(CudaError::InvalidArgument(
+                "host staging of another context".into(),
+            ));
+        }
+        Ok(host_planes)
+    }
+
+    /// Queues the uploads of a slot's planes from pinned memory (buffer, byte offset, row
+    /// length in samples) on the copy stream; on failure, aborts.
+    ///
+    /// # Safety
+    /// Neither side may be dropped or the sources written before the uploads completed; the
+    /// device planes are free.
+    unsafe fn upload(
+        &mut self,
+        planes: &mut [DevicePlaneBuf],
+        sources: &[(&PinnedBuffer, usize, usize)],
+    ) -> CudaResult<()> {
+        for (dst, &(src, offset, stride)) in planes.iter_mut().zip(sources) {
+            let bps = dst.plane().bytes_per_sample;
+            // SAFETY: forwarded from this function's contract.
+            let r = unsafe { dst.upload_pinned_at_async(src, offset, stride * bps, &self.copy) };
             if let Err(e) = r {
                 self.abort();
                 return Err(e);
             }
         }
+        Ok(())
+    }
+
+    /// After the uploads into `slot`'s staging planes: marks their end and queues the features.
+    fn enqueue_uploaded(
+        &mut self,
+        staging: &HostStaging,
+        slot: usize,
+        tag: usize,
+        bpc: u32,
+        with_chroma: bool,
+    ) -> CudaResult<()> {
         let planes: Vec<DevicePlane> = staging.planes[slot].iter().map(|p| p.plane()).collect();
         let picture = |luma: usize, chroma: [usize; 2]| DevicePicture {
             luma: planes[luma],
             chroma: with_chroma
                 .then(|| DeviceChroma::Planar([planes[chroma[0]], planes[chroma[1]]])),
-            bpc: reference.luma.bpc,
+            bpc,
         };
         let (r, d) = (picture(0, [2, 3]), picture(1, [4, 5]));
         // SAFETY: the staging planes of this slot, not reused before the slot's frame is
@@ -565,7 +692,7 @@ impl GpuFeatures {
             self.abort();
             return Err(e);
         }
-        Ok(std::mem::take(&mut out))
+        Ok(())
     }
 
     /// Queues a pair of device pictures, read in place. Returns the frames whose results had to
