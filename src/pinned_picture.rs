@@ -197,11 +197,33 @@ impl PinnedPicture {
         }
     }
 
+    /// A plane's samples as bytes (tightly packed rows at the stored size; native-endian `u16`
+    /// above 8 bits). `None` for chroma of a picture without it.
+    pub fn plane_bytes(&self, plane: PinnedPlane) -> Option<&[u8]> {
+        let (range, _, _) = self.plane_range(plane)?;
+        Some(&self.bytes()[range])
+    }
+
     /// A plane's samples as bytes (tightly packed rows; native-endian `u16` above 8 bits), to
     /// write into: what a reader fills. `None` for chroma of a picture without it.
     pub fn plane_bytes_mut(&mut self, plane: PinnedPlane) -> Option<&mut [u8]> {
         let (range, _, _) = self.plane_range(plane)?;
         Some(&mut self.bytes_mut()[range])
+    }
+
+    /// A plane's samples of a picture deeper than 8 bits, to write into (`None` at 8 bits or
+    /// for chroma of a picture without it).
+    pub fn plane_u16_mut(&mut self, plane: PinnedPlane) -> Option<&mut [u16]> {
+        if self.bpc == 8 {
+            return None;
+        }
+        let (range, _, _) = self.plane_range(plane)?;
+        let bytes = &mut self.bytes_mut()[range];
+        // SAFETY: every bit pattern is a valid u16; the range starts at an even offset of a
+        // page- (pinned) or u16-aligned (heap) allocation and has an even length, so the
+        // aligned middle part is all of it (checked).
+        let (head, words, tail) = unsafe { bytes.align_to_mut::<u16>() };
+        (head.is_empty() && tail.is_empty()).then_some(words)
     }
 
     /// The pinned allocation and the byte offset of `plane` in it (GPU pictures only).

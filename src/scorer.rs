@@ -650,6 +650,16 @@ impl Scorer {
         PinnedPicture::heap(g.width, g.height, g.bpc, format).map_err(Error::InvalidPlane)
     }
 
+    /// The CUDA context [`Scorer::pinned_picture`] allocates in (`None` on the CPU), for
+    /// readers on other threads that make [`PinnedPicture`]s themselves
+    /// ([`PinnedPicture::pinned`]).
+    pub fn host_context(&self) -> Option<cuda::Context> {
+        match &self.engine {
+            Engine::Gpu(gpu) => gpu.host_context(),
+            Engine::Cpu => None,
+        }
+    }
+
     /// Scores one frame pair given as [`PinnedPicture`]s, as [`Scorer::push`] would score
     /// their views. On the GPU, page-locked pictures are uploaded in place: the scorer keeps
     /// a reference to both while the frame is in flight and for a few frames after (as the host

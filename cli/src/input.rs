@@ -5,11 +5,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
-use vmafcuda::frame::Picture;
 use vmafcuda::Error;
 
 use crate::failure::{fail, Failure};
-use crate::prefetch::{Prefetched, ReadOptions};
+use crate::prefetch::{Frame, Prefetched, ReadOptions};
 use crate::stream_info::{Rate, StreamInfo};
 
 /// One input video, decoded frame by frame.
@@ -96,20 +95,30 @@ impl VideoReader {
     }
 
     /// The next picture, `None` at the end.
-    pub fn read_picture(&mut self) -> Result<Option<Picture>, Failure> {
+    pub fn read_picture(&mut self) -> Result<Option<Frame>, Failure> {
         match self {
             VideoReader::Y4m(r) => r.read_picture().map_err(|e| Error::from(e).into()),
             #[cfg(feature = "ffmpeg")]
-            VideoReader::Ffmpeg(r) => r.read_picture(),
+            VideoReader::Ffmpeg(r) => Ok(r.read_picture()?.map(Frame::Heap)),
         }
     }
 
     /// Hands a picture back for reuse (y4m only; other readers drop it).
-    pub fn recycle(&self, picture: Picture) {
+    pub fn recycle(&self, frame: Frame) {
         match self {
-            VideoReader::Y4m(r) => r.recycle(picture),
+            VideoReader::Y4m(r) => r.recycle(frame),
             #[cfg(feature = "ffmpeg")]
-            VideoReader::Ffmpeg(_) => drop(picture),
+            VideoReader::Ffmpeg(_) => drop(frame),
+        }
+    }
+
+    /// Reads into page-locked pictures of `ctx` from now on, where the reader can
+    /// ([`Prefetched::read_into_pinned`]).
+    pub fn read_into_pinned(&self, ctx: vmafcuda::cuda::Context) {
+        match self {
+            VideoReader::Y4m(r) => r.read_into_pinned(ctx),
+            #[cfg(feature = "ffmpeg")]
+            VideoReader::Ffmpeg(_) => drop(ctx),
         }
     }
 

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::prefetch::Frame;
 use crate::scale::BicubicScaler;
-use vmafcuda::frame::Picture;
 use vmafcuda::synth::SynthClip;
 use vmafcuda::Scorer;
 
@@ -26,7 +26,7 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn read_picture(&mut self) -> Result<Option<Picture>, Failure> {
+    pub fn read_picture(&mut self) -> Result<Option<Frame>, Failure> {
         match self {
             Source::Video(r) => r.read_picture(),
             Source::Synthetic {
@@ -39,16 +39,24 @@ impl Source {
                 }
                 *next += 1;
                 let (r, d) = clip.pair(*next - 1);
-                Ok(Some(if *distorted { d } else { r }))
+                Ok(Some(Frame::Heap(if *distorted { d } else { r })))
             }
         }
     }
 
     /// Gives a picture this source returned back to its reading threads (y4m), to be filled
     /// again instead of allocating new planes.
-    pub fn recycle(&self, picture: Picture) {
+    pub fn recycle(&self, frame: Frame) {
         if let Source::Video(r) = self {
-            r.recycle(picture);
+            r.recycle(frame);
+        }
+    }
+
+    /// Reads into page-locked pictures of `ctx` from now on, where the source can (a y4m file
+    /// read by several threads).
+    pub fn read_into_pinned(&self, ctx: vmafcuda::cuda::Context) {
+        if let Source::Video(r) = self {
+            r.read_into_pinned(ctx);
         }
     }
 
@@ -108,13 +116,13 @@ pub struct Rendition {
 impl Rendition {
     /// Reads up to `n` pictures, resized to the reference size where needed. Fewer than `n`
     /// means the rendition ended.
-    pub fn read(&mut self, n: usize) -> Result<Vec<Picture>, Failure> {
+    pub fn read(&mut self, n: usize) -> Result<Vec<Frame>, Failure> {
         let mut out = Vec::with_capacity(n);
         while out.len() < n {
             match self.source.read_picture()? {
-                Some(p) => out.push(match &self.scaler {
-                    Some(s) => s.scale(&p),
-                    None => p,
+                Some(f) => out.push(match &self.scaler {
+                    Some(s) => Frame::Heap(s.scale(&f.into_picture())),
+                    None => f,
                 }),
                 None => break,
             }

@@ -17,6 +17,7 @@ use vmafcuda_cli::bench::{self, BenchSpec};
 use vmafcuda_cli::failure::{fail, Failure};
 use vmafcuda_cli::input::{warn_stream_differences, VideoReader};
 use vmafcuda_cli::ladder::{output_paths, Rendition, Source};
+use vmafcuda_cli::prefetch::Frame;
 use vmafcuda_cli::progress::ProgressBar;
 use vmafcuda_cli::scale::BicubicScaler;
 use vmafcuda_cli::service::{self, Remote};
@@ -236,6 +237,9 @@ impl Run {
     }
 }
 
+/// Runs of at least this many frames read y4m files into page-locked pictures on the GPU.
+const PINNED_READ_FRAMES: usize = 500;
+
 fn score(args: ScoreArgs, run: &mut Run) -> Result<(), Failure> {
     // The CUDA driver and context take hundreds of milliseconds to come up: start them now, on
     // another thread, while the model is loaded and the inputs are opened and read ahead.
@@ -315,6 +319,19 @@ fn score_prepared(
             Source::Synthetic { clip, .. } => Some(clip.frames),
             Source::Video(_) => None,
         });
+    // On the GPU, a long run's readers read frames straight into page-locked pictures of the
+    // scorers' context from here on (every scorer of the ladder is in the same one), which are
+    // uploaded in place (`Scorer::push_pinned`): no copy into staging. Page-locking a picture
+    // costs 1-2 ms once, and a run keeps a few dozen: worth it from a few hundred frames (H100,
+    // 1080p 8-bit: 1,200 frames 1,415-1,606 -> 2,312-2,377 fps; 240 frames even).
+    if total.is_some_and(|n| n >= PINNED_READ_FRAMES) {
+        if let Some(ctx) = ladder.first().and_then(|r| r.scorer.host_context()) {
+            reference.read_into_pinned(ctx.clone());
+            for r in ladder.iter().filter(|r| r.scaler.is_none()) {
+                r.source.read_into_pinned(ctx.clone());
+            }
+        }
+    }
     let mut progress = ProgressBar::new(total, args.quiet);
     // The CPU path scores a batch of frames in parallel; the CUDA path takes them one at a
     // time (two in flight on the GPU), so a batch would only stall the reading threads.
@@ -343,14 +360,17 @@ fn score_prepared(
                 let scored = r.scorer.frames_pushed() + distorted.len();
                 warn_shorter(&r.source, &reference, scored);
             }
-            let views: Vec<_> = batch
-                .iter()
-                .zip(&distorted)
-                .map(|(r, d)| (r.view(), d.view()))
-                .collect();
-            r.scorer.push_batch(&views)?;
+            if let ([Frame::Pinned(rp)], [Frame::Pinned(dp)]) = (&batch[..], &distorted[..]) {
+                r.scorer.push_pinned(rp, dp)?;
+            } else {
+                let views: Vec<_> = batch
+                    .iter()
+                    .zip(&distorted)
+                    .map(|(r, d)| (r.view(), d.view()))
+                    .collect();
+                r.scorer.push_batch(&views)?;
+            }
             clock.lap(Phase::Score);
-            drop(views);
             if r.scaler.is_none() {
                 for d in distorted {
                     r.source.recycle(d);

@@ -17,7 +17,9 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use vmafcuda::frame::{Picture, PlaneBuf, SampleBuf};
+use vmafcuda::cuda;
+use vmafcuda::frame::{ChromaFormat, Picture, PictureRef, PlaneBuf, SampleBuf};
+use vmafcuda::pinned_picture::{PinnedPicture, PinnedPlane};
 use vmafcuda::y4m::{Y4mError, Y4mHeader, Y4mReader};
 
 /// How [`Prefetched::open`] reads a file.
@@ -31,7 +33,118 @@ pub struct ReadOptions {
     pub luma_only: bool,
 }
 
-type Item = Result<Option<Picture>, Y4mError>;
+type Item = Result<Option<Frame>, Y4mError>;
+
+/// A picture as read: in ordinary memory, or (once [`Prefetched::read_into_pinned`] has given
+/// the scorer's CUDA context) in page-locked memory, read straight into it, for
+/// [`vmafcuda::Scorer::push_pinned`] to upload without the copy into staging.
+#[derive(Clone, Debug)]
+pub enum Frame {
+    Heap(Picture),
+    Pinned(Arc<PinnedPicture>),
+}
+
+impl Frame {
+    pub fn view(&self) -> PictureRef<'_> {
+        match self {
+            Frame::Heap(p) => p.view(),
+            Frame::Pinned(p) => p.view(),
+        }
+    }
+
+    /// An owned copy (pinned frames) or the picture itself.
+    pub fn into_picture(self) -> Picture {
+        match self {
+            Frame::Heap(p) => p,
+            Frame::Pinned(p) => {
+                let v = p.view();
+                Picture {
+                    luma: PlaneBuf::copy_of(&v.luma),
+                    chroma: p
+                        .chroma_size()
+                        .map(|(w, h)| {
+                            [PinnedPlane::Cb, PinnedPlane::Cr]
+                                .map(|which| {
+                                    let mut plane = PlaneBuf::new(w, h, p.bpc());
+                                    copy_plane(&p, which, &mut plane);
+                                    plane
+                                })
+                                .into()
+                        })
+                        .unwrap_or_default(),
+                    format: p.format(),
+                }
+            }
+        }
+    }
+}
+
+/// The stored (uncropped) plane `which` of `p` into `out` (same size).
+fn copy_plane(p: &PinnedPicture, which: PinnedPlane, out: &mut PlaneBuf) {
+    let bytes = p.plane_bytes(which).unwrap_or_default();
+    match &mut out.data {
+        SampleBuf::U8(v) => v.iter_mut().zip(bytes).for_each(|(o, b)| *o = *b),
+        SampleBuf::U16(v) => {
+            for (o, c) in v.iter_mut().zip(bytes.chunks_exact(2)) {
+                *o = u16::from_ne_bytes([c[0], c[1]]);
+            }
+        }
+    }
+}
+
+/// Where the readers of one file make page-locked pictures, once the scorer's context is known.
+#[derive(Default)]
+struct PinnedSource {
+    target: Mutex<Option<PinnedTarget>>,
+    /// Pictures handed back ([`Prefetched::recycle`]); one is filled again once nobody else
+    /// holds it (the scorer keeps the frames in flight and a few after).
+    spares: Mutex<Vec<Arc<PinnedPicture>>>,
+}
+
+/// Where [`PinnedSource`] makes its pictures.
+#[derive(Clone)]
+enum PinnedTarget {
+    Context(cuda::Context),
+    /// Ordinary memory through the same path (tests without a GPU).
+    #[cfg(test)]
+    Heap,
+}
+
+/// At most this many pinned pictures wait for reuse per file (more than a run needs: read
+/// ahead, in flight and kept by the scorer; one dropped is freed, which waits for the GPU).
+const PINNED_SPARES: usize = 64;
+
+impl PinnedSource {
+    /// A page-locked picture of the header's layout (luma only: monochrome) to read into, or
+    /// `None` (no context yet, or no page-locked memory to be had: the caller reads into
+    /// ordinary memory).
+    fn take(&self, h: &Y4mHeader, luma_only: bool) -> Option<PinnedPicture> {
+        let target = self.target.lock().ok()?.clone()?;
+        let format = if luma_only {
+            ChromaFormat::Mono
+        } else {
+            h.format
+        };
+        let fits = |p: &PinnedPicture| {
+            (p.width(), p.height(), p.bpc(), p.format()) == (h.width, h.height, h.bpc, format)
+        };
+        if let Ok(mut spares) = self.spares.lock() {
+            while let Some(k) = spares.iter_mut().position(|p| Arc::get_mut(p).is_some()) {
+                let p = spares.swap_remove(k);
+                if fits(&p) {
+                    return Arc::into_inner(p);
+                }
+            }
+        }
+        match target {
+            PinnedTarget::Context(ctx) => {
+                PinnedPicture::pinned(&ctx, h.width, h.height, h.bpc, format).ok()
+            }
+            #[cfg(test)]
+            PinnedTarget::Heap => PinnedPicture::heap(h.width, h.height, h.bpc, format).ok(),
+        }
+    }
+}
 
 /// A [`Y4mReader`] running `depth` pictures ahead on its own thread.
 pub struct Prefetched {
@@ -44,6 +157,8 @@ pub struct Prefetched {
     spares: Option<SyncSender<Picture>>,
     /// Spare pictures of the parallel readers.
     pool: Option<Arc<Mutex<Vec<Picture>>>>,
+    /// Page-locked pictures of the parallel readers.
+    pinned: Arc<PinnedSource>,
     threads: Vec<JoinHandle<()>>,
     /// For the parallel readers: where frames start, to hand over to one ordered reader when a
     /// frame header turns out to carry parameters.
@@ -79,6 +194,7 @@ impl Prefetched {
         let frames = (body / stride) as usize;
         let n = options.threads;
         let pool = Arc::new(Mutex::new(Vec::new()));
+        let pinned = Arc::new(PinnedSource::default());
         let mut pictures = Vec::with_capacity(n);
         let mut threads = Vec::with_capacity(n);
         for first_frame in 0..n {
@@ -91,6 +207,7 @@ impl Prefetched {
                 stride,
                 luma_only: options.luma_only,
                 pool: Arc::clone(&pool),
+                pinned: Arc::clone(&pinned),
             };
             let thread = std::thread::Builder::new()
                 .name("vmafcuda-read".into())
@@ -116,6 +233,7 @@ impl Prefetched {
             pictures,
             spares: None,
             pool: Some(pool),
+            pinned,
             threads,
             layout: Some((start, stride, options.depth)),
         })
@@ -130,7 +248,9 @@ impl Prefetched {
         let thread = std::thread::Builder::new()
             .name("vmafcuda-read".into())
             .spawn(move || loop {
-                let item = reader.read_picture_reusing(spare_rx.try_recv().ok());
+                let item = reader
+                    .read_picture_reusing(spare_rx.try_recv().ok())
+                    .map(|p| p.map(Frame::Heap));
                 let more = matches!(item, Ok(Some(_)));
                 // A closed channel means the consumer is gone: stop reading.
                 if tx.send(item).is_err() || !more {
@@ -146,6 +266,7 @@ impl Prefetched {
                 pictures: vec![pictures],
                 spares: Some(spares),
                 pool: None,
+                pinned: Arc::default(),
                 threads: vec![thread],
                 layout: None,
             },
@@ -164,6 +285,7 @@ impl Prefetched {
                     pictures: vec![pictures],
                     spares: None,
                     pool: None,
+                    pinned: Arc::default(),
                     threads: Vec::new(),
                     layout: None,
                 }
@@ -223,8 +345,28 @@ impl Prefetched {
         item
     }
 
-    /// Hands a picture this reader returned back for reuse.
-    pub fn recycle(&self, picture: Picture) {
+    /// From now on, reads frames into page-locked pictures of `ctx` (the scorer's context:
+    /// [`vmafcuda::Scorer::host_context`]) where it can: plain files read by several threads
+    /// (the pictures read ahead so far stay in ordinary memory).
+    pub fn read_into_pinned(&self, ctx: cuda::Context) {
+        if let Ok(mut t) = self.pinned.target.lock() {
+            *t = Some(PinnedTarget::Context(ctx));
+        }
+    }
+
+    /// Hands a frame this reader returned back for reuse.
+    pub fn recycle(&self, frame: Frame) {
+        let picture = match frame {
+            Frame::Heap(p) => p,
+            Frame::Pinned(p) => {
+                if let Ok(mut spares) = self.pinned.spares.lock() {
+                    if spares.len() < PINNED_SPARES {
+                        spares.push(p);
+                    }
+                }
+                return;
+            }
+        };
         if let Some(pool) = &self.pool {
             if let Ok(mut pool) = pool.lock() {
                 if pool.len() < 4 * self.pictures.len() {
@@ -260,6 +402,7 @@ struct Job {
     stride: u64,
     luma_only: bool,
     pool: Arc<Mutex<Vec<Picture>>>,
+    pinned: Arc<PinnedSource>,
 }
 
 impl Job {
@@ -280,6 +423,9 @@ impl Job {
                 frame: k,
                 found: String::from_utf8_lossy(&tag).into_owned(),
             });
+        }
+        if let Some(picture) = self.pinned.take(&self.header, self.luma_only) {
+            return self.read_pinned(k, offset + 6, picture);
         }
         let spare = self.pool.lock().ok().and_then(|mut p| p.pop());
         let mut spare: Vec<PlaneBuf> = spare
@@ -334,11 +480,42 @@ impl Job {
         }
         let mut out = out.into_iter();
         let luma = out.next().expect("a luma plane");
-        Ok(Some(Picture {
+        Ok(Some(Frame::Heap(Picture {
             luma,
             chroma: out.collect(),
             format: h.format,
-        }))
+        })))
+    }
+
+    /// Reads frame `k`'s planes (from byte `at`) straight into a page-locked picture.
+    fn read_pinned(&mut self, k: usize, mut at: u64, mut picture: PinnedPicture) -> Item {
+        let io = |source| Y4mError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let planes: &[PinnedPlane] = if picture.chroma_size().is_some() {
+            &[PinnedPlane::Luma, PinnedPlane::Cb, PinnedPlane::Cr]
+        } else {
+            &[PinnedPlane::Luma]
+        };
+        for &which in planes {
+            let bytes = picture
+                .plane_bytes_mut(which)
+                .expect("the picture's own planes");
+            self.file.read_exact_at(bytes, at).map_err(io)?;
+            at += bytes.len() as u64;
+            if let Some(samples) = picture.plane_u16_mut(which) {
+                vmafcuda::y4m::samples_from_le(samples, self.header.bpc).map_err(|value| {
+                    Y4mError::SampleRange {
+                        path: self.path.clone(),
+                        frame: k,
+                        value,
+                        bpc: self.header.bpc,
+                    }
+                })?;
+            }
+        }
+        Ok(Some(Frame::Pinned(Arc::new(picture))))
     }
 }
 
@@ -370,7 +547,7 @@ mod tests {
         let mut ahead = Prefetched::new(reader, 2);
         let mut n = 0;
         while let Some(p) = ahead.read_picture().unwrap() {
-            assert!(p == direct[n], "picture {n}");
+            assert!(p.clone().into_picture() == direct[n], "picture {n}");
             n += 1;
             ahead.recycle(p);
         }
@@ -415,12 +592,63 @@ mod tests {
             match p.read_picture() {
                 Ok(Some(pic)) => {
                     // Recycle a copy so later frames reuse planes of other shapes too.
-                    p.recycle(pic.clone());
-                    out.push(pic);
+                    let owned = pic.clone().into_picture();
+                    p.recycle(pic);
+                    out.push(owned);
                 }
                 Ok(None) => return (out, None),
                 Err(e) => return (out, Some(e.to_string())),
             }
+        }
+    }
+
+    /// The parallel readers' page-locked path (here through ordinary memory: no GPU in CI)
+    /// reads the same samples as the ordered reader, chroma or luma only, 8 and 10 bits, and
+    /// fills pictures handed back again once nobody holds them.
+    #[test]
+    fn reads_into_pinned_pictures_equal_sequential_reads() {
+        for (name, bytes) in [("q8.y4m", clip(13, 35, 21)), ("q10.y4m", clip16(9, 33, 19))] {
+            let path = temp_file(name, &bytes);
+            let direct: Vec<Picture> = Y4mReader::open(&path)
+                .unwrap()
+                .map(|p| p.unwrap())
+                .collect();
+            for luma_only in [false, true] {
+                let options = ReadOptions {
+                    threads: 3,
+                    depth: 1,
+                    luma_only,
+                };
+                let mut p = Prefetched::open(&path, options).unwrap();
+                *p.pinned.target.lock().unwrap() = Some(PinnedTarget::Heap);
+                let (mut pinned, mut n) = (0, 0);
+                let mut held = std::collections::VecDeque::new();
+                while let Some(f) = p.read_picture().unwrap() {
+                    if let Frame::Pinned(pic) = &f {
+                        pinned += 1;
+                        assert_eq!(pic.chroma_size().is_none(), luma_only);
+                        // A scorer holding the last two frames.
+                        held.push_back(Arc::clone(pic));
+                        if held.len() > 2 {
+                            held.pop_front();
+                        }
+                    }
+                    let got = f.clone().into_picture();
+                    let want = &direct[n];
+                    assert!(got.luma == want.luma, "{name} frame {n} luma");
+                    if !luma_only {
+                        assert!(got.chroma == want.chroma, "{name} frame {n} chroma");
+                    }
+                    p.recycle(f);
+                    n += 1;
+                }
+                assert_eq!(n, direct.len());
+                // The pictures read ahead before the switch stay in ordinary memory.
+                assert!(pinned + 3 * 2 >= n && pinned > 0, "{pinned} of {n} pinned");
+                let spares = p.pinned.spares.lock().unwrap().len();
+                assert!(spares <= 3 * 2 + 4, "{spares} pictures made for {n} frames");
+            }
+            let _ = std::fs::remove_file(&path);
         }
     }
 
