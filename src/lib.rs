@@ -74,7 +74,8 @@
 //! and the run goes on on the CPU, bit-identical to a CPU-only run ([`fallback`]): the shot's
 //! session is kept and continued on the host, the frame before the lost ones primes motion and
 //! ADM's carried word, and the frames in flight are scored again from the pinned staging's host
-//! copies (it keeps the last `SLOTS + 2` host frames). Lost device frames are asked back from
+//! copies (it keeps the last `SLOTS + 2` host frames, or a reference to them when they came as
+//! [`pinned_picture::PinnedPicture`]s, uploaded in place). Lost device frames are asked back from
 //! the caller ([`Error::ReplayOnHost`]). [`scorer::Scorer::fallback_reason`] says what failed;
 //! `backend()` is then `Cpu`. With forced CUDA, failures stay errors.
 

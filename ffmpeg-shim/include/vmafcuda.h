@@ -15,7 +15,7 @@
  * - Pointers returned by getters (metric names, ...) stay valid until the scorer is freed.
  *
  * Lifecycle: vmafcuda_config_default() -> fill -> vmafcuda_scorer_new() ->
- * vmafcuda_push_host()/vmafcuda_push_device() per frame pair (+ vmafcuda_end_shot() at run-time
+ * vmafcuda_push_host()/vmafcuda_push_pinned()/vmafcuda_push_device() per frame pair (+ vmafcuda_end_shot() at run-time
  * shot boundaries) -> vmafcuda_finish() -> read results / vmafcuda_write_log() ->
  * vmafcuda_scorer_free().
  */
@@ -76,6 +76,14 @@ enum VmafcudaRebuild {
      * but the CUDA context. Slower (the driver's module loads and frees stall the device); for
      * proving that a complete re-initialisation leaks nothing. On the CPU the same as FULL. */
     VMAFCUDA_REBUILD_COLD = 2
+};
+
+/* Chroma layout of a pinned picture (vmafcuda_pinned_picture_new). */
+enum VmafcudaChroma {
+    VMAFCUDA_CHROMA_NONE = 0,
+    VMAFCUDA_CHROMA_420 = 420,
+    VMAFCUDA_CHROMA_422 = 422,
+    VMAFCUDA_CHROMA_444 = 444
 };
 
 enum VmafcudaLogFormat {
@@ -225,6 +233,36 @@ const char *vmafcuda_backend_name(const VmafcudaScorer *scorer);
  * a frame's score usually arrives with the next push). */
 int vmafcuda_push_host(VmafcudaScorer *scorer, const VmafcudaPicture *reference,
                        const VmafcudaPicture *distorted);
+
+/* Opaque picture in page-locked host memory (see vmafcuda_pinned_picture_new). */
+typedef struct VmafcudaPinnedPicture VmafcudaPinnedPicture;
+
+/* Allocates a width x height picture of `bpc` bits (8..16) with `chroma` (enum VmafcudaChroma;
+ * chroma planes at their stored size, rounded up) in page-locked host memory: frames written
+ * into it and pushed with vmafcuda_push_pinned are uploaded to the GPU in place, without the
+ * copy into the scorer's own pinned staging that vmafcuda_push_host makes. On the CPU (or where
+ * no page-locked memory can be had) the memory is ordinary and the picture works the same.
+ * Allocating page-locked memory is slow (milliseconds): make a few pictures and reuse them. */
+int vmafcuda_pinned_picture_new(VmafcudaScorer *scorer, uint32_t width, uint32_t height,
+                                uint32_t bpc, int chroma, VmafcudaPinnedPicture **out);
+
+/* Where to write plane `plane` (0 luma, 1 cb, 2 cr) of `picture`: *data, rows packed *stride
+ * bytes apart (width times 1 byte per sample at 8 bits, 2 above: native-endian uint16,
+ * LSB-aligned). VMAFCUDA_ERR_STATE while the scorer still holds the picture: a pushed picture is
+ * kept while its frame is on the GPU and for a few frames after (as the copy a fall-back to the
+ * CPU scores again); write another picture meanwhile. The pointer is valid until the next push
+ * of the picture or its vmafcuda_pinned_picture_free. */
+int vmafcuda_pinned_picture_plane(VmafcudaPinnedPicture *picture, int plane, void **data,
+                                  size_t *stride);
+
+/* Releases the caller's reference (the scorer keeps its own while it needs the picture). NULL
+ * is a no-op. */
+void vmafcuda_pinned_picture_free(VmafcudaPinnedPicture *picture);
+
+/* Scores one pair of pinned pictures, as vmafcuda_push_host would score the same samples (chroma
+ * is scored at libvmaf's rounded-down size). Returns as vmafcuda_push_host. */
+int vmafcuda_push_pinned(VmafcudaScorer *scorer, const VmafcudaPinnedPicture *reference,
+                         const VmafcudaPinnedPicture *distorted);
 
 /* Scores one pair of device pictures in `cuda_context` (a CUcontext, borrowed: pushed/popped,
  * never destroyed; it must outlive the scorer, and every device push of a scorer uses the one

@@ -14,8 +14,11 @@ mod header_check;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::Arc;
 
+use engine::frame::ChromaFormat;
 use engine::model::PredictOptions;
+use engine::pinned_picture::{PinnedPicture, PinnedPlane};
 use engine::report::Format;
 use engine::{Rebuild, ScorerConfig};
 
@@ -315,6 +318,133 @@ pub unsafe extern "C" fn vmafcuda_push_host(
         let d = unsafe { arg(distorted, "distorted")? };
         // SAFETY: the planes are readable for this call (caller contract).
         Ok(count(unsafe { s.0.push_host(r, d)? }))
+    })
+}
+
+/// A picture in page-locked host memory, shared with the scorer while it uses it.
+pub struct VmafcudaPinnedPicture(Arc<PinnedPicture>);
+
+/// Allocates a page-locked picture.
+///
+/// # Safety
+/// `scorer` is NULL or a live scorer; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn vmafcuda_pinned_picture_new(
+    scorer: *mut VmafcudaScorer,
+    width: u32,
+    height: u32,
+    bpc: u32,
+    chroma: c_int,
+    out: *mut *mut VmafcudaPinnedPicture,
+) -> c_int {
+    guard("vmafcuda_pinned_picture_new", || {
+        // SAFETY: caller contract.
+        let s = unsafe { arg_mut(scorer, "scorer")? };
+        if out.is_null() {
+            return Err(ShimError::InvalidArgument("out is NULL".into()));
+        }
+        let format = match chroma {
+            types::VMAFCUDA_CHROMA_NONE => ChromaFormat::Mono,
+            types::VMAFCUDA_CHROMA_420 => ChromaFormat::Yuv420,
+            types::VMAFCUDA_CHROMA_422 => ChromaFormat::Yuv422,
+            types::VMAFCUDA_CHROMA_444 => ChromaFormat::Yuv444,
+            other => {
+                return Err(ShimError::InvalidArgument(format!(
+                    "chroma {other}: expected VMAFCUDA_CHROMA_NONE, _420, _422 or _444"
+                )))
+            }
+        };
+        let picture =
+            s.0.pinned_picture(width as usize, height as usize, bpc, format)?;
+        let handle = Box::new(VmafcudaPinnedPicture(Arc::new(picture)));
+        // SAFETY: `out` is writable (caller contract, checked non-NULL).
+        unsafe { *out = Box::into_raw(handle) };
+        Ok(VMAFCUDA_OK)
+    })
+}
+
+/// A writable plane of a pinned picture.
+///
+/// # Safety
+/// `picture` is NULL or a live pinned picture; `data` and `stride` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn vmafcuda_pinned_picture_plane(
+    picture: *mut VmafcudaPinnedPicture,
+    plane: c_int,
+    data: *mut *mut c_void,
+    stride: *mut usize,
+) -> c_int {
+    guard("vmafcuda_pinned_picture_plane", || {
+        // SAFETY: caller contract.
+        let p = unsafe { arg_mut(picture, "picture")? };
+        if data.is_null() || stride.is_null() {
+            return Err(ShimError::InvalidArgument("data or stride is NULL".into()));
+        }
+        let which = match plane {
+            0 => PinnedPlane::Luma,
+            1 => PinnedPlane::Cb,
+            2 => PinnedPlane::Cr,
+            other => {
+                return Err(ShimError::InvalidArgument(format!(
+                    "plane {other}: 0 (luma), 1 (cb) or 2 (cr)"
+                )))
+            }
+        };
+        let pic = Arc::get_mut(&mut p.0).ok_or_else(|| {
+            ShimError::State(
+                "the scorer still holds this picture (it keeps a frame's pictures for a few                  frames after the push): write another one"
+                    .into(),
+            )
+        })?;
+        let bps = if pic.bpc() > 8 { 2 } else { 1 };
+        let w = match which {
+            PinnedPlane::Luma => pic.width(),
+            _ => pic.chroma_size().map_or(0, |c| c.0),
+        };
+        let bytes = pic.plane_bytes_mut(which).ok_or_else(|| {
+            ShimError::InvalidArgument(format!("plane {plane}: the picture has no chroma"))
+        })?;
+        // SAFETY: both are writable (caller contract, checked non-NULL).
+        unsafe {
+            *data = bytes.as_mut_ptr().cast();
+            *stride = w * bps;
+        }
+        Ok(VMAFCUDA_OK)
+    })
+}
+
+/// Releases the caller's reference to a pinned picture.
+///
+/// # Safety
+/// `picture` is NULL or a live pinned picture, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn vmafcuda_pinned_picture_free(picture: *mut VmafcudaPinnedPicture) {
+    if !picture.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: made by Box::into_raw in vmafcuda_pinned_picture_new (caller contract).
+            drop(unsafe { Box::from_raw(picture) });
+        }));
+    }
+}
+
+/// Scores one pair of pinned pictures.
+///
+/// # Safety
+/// `scorer`, `reference` and `distorted` are NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn vmafcuda_push_pinned(
+    scorer: *mut VmafcudaScorer,
+    reference: *const VmafcudaPinnedPicture,
+    distorted: *const VmafcudaPinnedPicture,
+) -> c_int {
+    guard("vmafcuda_push_pinned", || {
+        // SAFETY: caller contract.
+        let s = unsafe { arg_mut(scorer, "scorer")? };
+        // SAFETY: caller contract.
+        let r = unsafe { arg(reference, "reference")? };
+        // SAFETY: caller contract.
+        let d = unsafe { arg(distorted, "distorted")? };
+        Ok(count(s.0.push_pinned(&r.0, &d.0)?))
     })
 }
 

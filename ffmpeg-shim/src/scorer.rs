@@ -4,10 +4,12 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::Path;
+use std::sync::Arc;
 
 use engine::cuda;
-use engine::frame::{PictureRef, Plane, Samples};
+use engine::frame::{ChromaFormat, PictureRef, Plane, Samples};
 use engine::model::{Model, PredictOptions};
+use engine::pinned_picture::PinnedPicture;
 use engine::pool::PooledStats;
 use engine::report::{Format, FrameResult, Report, ShotResult};
 use engine::scorer::{BackendKind, BackendRequest, Progress};
@@ -340,6 +342,63 @@ impl ShimScorer {
         let scorer = self.scorer_for(geometry, || Ok(backend.request()))?;
         let flushed = cut.then(|| scorer.end_shot());
         let progress = scorer.push(&r, &d)?;
+        let completed = flushed.map_or(0, |p| self.record(p));
+        Ok(completed + self.record(progress))
+    }
+
+    /// A page-locked picture for [`ShimScorer::push_pinned`]: in the scorer's CUDA context
+    /// once it runs, before the first frame in the configured device's primary context (the
+    /// memory is portable: any context uploads from it); ordinary memory on the CPU or where
+    /// no page-locked memory can be had.
+    pub fn pinned_picture(
+        &self,
+        width: usize,
+        height: usize,
+        bpc: u32,
+        format: ChromaFormat,
+    ) -> ShimResult<PinnedPicture> {
+        let ctx = match (&self.scorer, self.settings.backend) {
+            (Some(s), _) => s.host_context(),
+            (None, Backend::Cpu) => None,
+            (None, Backend::Auto) => cuda::Context::primary(0).ok(),
+            (None, Backend::Cuda { device }) => cuda::Context::primary(device).ok(),
+        };
+        if let Some(ctx) = ctx {
+            if let Ok(p) = PinnedPicture::pinned(&ctx, width, height, bpc, format) {
+                return Ok(p);
+            }
+        }
+        PinnedPicture::heap(width, height, bpc, format).map_err(ShimError::InvalidArgument)
+    }
+
+    /// Scores a pair of [`PinnedPicture`]s (uploaded in place on the GPU).
+    pub fn push_pinned(
+        &mut self,
+        reference: &Arc<PinnedPicture>,
+        distorted: &Arc<PinnedPicture>,
+    ) -> ShimResult<usize> {
+        let (r, d) = (reference.view(), distorted.view());
+        let (rl, dl) = (&r.luma, &d.luma);
+        if (rl.width, rl.height, rl.bpc) != (dl.width, dl.height, dl.bpc) {
+            return Err(ShimError::Geometry(format!(
+                "reference and distorted differ: reference {}x{} {}-bit, distorted {}x{} {}-bit",
+                rl.width, rl.height, rl.bpc, dl.width, dl.height, dl.bpc
+            )));
+        }
+        let geometry = Geometry {
+            width: rl.width,
+            height: rl.height,
+            bpc: rl.bpc,
+        };
+        let backend = self.settings.backend;
+        self.scorer_for(geometry, || Ok(backend.request()))?;
+        let cut = match self.detector.as_mut() {
+            Some(detector) => detector.push(&r.luma),
+            None => false,
+        };
+        let scorer = self.scorer_for(geometry, || Ok(backend.request()))?;
+        let flushed = cut.then(|| scorer.end_shot());
+        let progress = scorer.push_pinned(reference, distorted)?;
         let completed = flushed.map_or(0, |p| self.record(p));
         Ok(completed + self.record(progress))
     }

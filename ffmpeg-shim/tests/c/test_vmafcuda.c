@@ -97,6 +97,28 @@ static void y4m_close(Y4m *y)
     free(y->buf);
 }
 
+/* Copies the frame in y->buf into a pinned picture's three planes (4:2:0, stored sizes). */
+static int fill_pinned(const Y4m *y, VmafcudaPinnedPicture *p)
+{
+    size_t bps = y->bpc > 8 ? 2 : 1;
+    size_t cw = (y->w + 1) / 2, ch = (y->h + 1) / 2;
+    size_t sizes[3] = { (size_t)y->w * y->h * bps, cw * ch * bps, cw * ch * bps };
+    size_t widths[3] = { y->w * bps, cw * bps, cw * bps };
+    size_t at = 0;
+    for (int k = 0; k < 3; k++) {
+        void *data = NULL;
+        size_t stride = 0;
+        int rc = vmafcuda_pinned_picture_plane(p, k, &data, &stride);
+        if (rc != VMAFCUDA_OK)
+            return rc;
+        if (stride != widths[k])
+            return -100;
+        memcpy(data, y->buf + at, sizes[k]);
+        at += sizes[k];
+    }
+    return VMAFCUDA_OK;
+}
+
 static int near(double a, double b)
 {
     return fabs(a - b) <= 1e-9;
@@ -279,7 +301,11 @@ int main(int argc, char **argv)
     Y4m ry, dy;
     FILE *ef;
     VmafcudaConfig cfg;
-    VmafcudaScorer *sc = NULL, *shots = NULL, *reset = NULL, *cold = NULL;
+    VmafcudaScorer *sc = NULL, *shots = NULL, *reset = NULL, *cold = NULL, *pinned = NULL;
+    /* A ring of pinned pictures per side; one the scorer still holds is skipped. */
+    enum { RING = 8 };
+    VmafcudaPinnedPicture *ring_r[RING] = { 0 }, *ring_d[RING] = { 0 };
+    size_t next = 0;
     VmafcudaPicture r, d, first_r, first_d;
     unsigned char *keep_r = NULL, *keep_d = NULL;
     size_t n_expected = 0, count = 0, nshots = 0, i;
@@ -314,6 +340,7 @@ int main(int argc, char **argv)
     cfg.psnr = 1;
     cfg.model = "version=vmaf_v0.6.1";
     CHECK(vmafcuda_scorer_new(&cfg, &sc) == VMAFCUDA_OK, "scorer_new");
+    CHECK(vmafcuda_scorer_new(&cfg, &pinned) == VMAFCUDA_OK, "scorer_new (pinned pictures)");
     cfg.shot_starts = starts;
     cfg.n_shot_starts = 2;
     CHECK(vmafcuda_scorer_new(&cfg, &shots) == VMAFCUDA_OK, "scorer_new with shots");
@@ -321,8 +348,41 @@ int main(int argc, char **argv)
     CHECK(vmafcuda_scorer_new(&cfg, &reset) == VMAFCUDA_OK, "scorer_new with shots, rebuild reset");
     cfg.rebuild = VMAFCUDA_REBUILD_COLD;
     CHECK(vmafcuda_scorer_new(&cfg, &cold) == VMAFCUDA_OK, "scorer_new with shots, rebuild cold");
-    if (!sc || !shots || !reset || !cold)
+    if (!sc || !shots || !reset || !cold || !pinned)
         return 1;
+    for (i = 0; i < RING; i++) {
+        CHECK(vmafcuda_pinned_picture_new(pinned, ry.w, ry.h, ry.bpc, VMAFCUDA_CHROMA_420,
+                                          &ring_r[i]) == VMAFCUDA_OK,
+              "pinned_picture_new");
+        CHECK(vmafcuda_pinned_picture_new(pinned, dy.w, dy.h, dy.bpc, VMAFCUDA_CHROMA_420,
+                                          &ring_d[i]) == VMAFCUDA_OK,
+              "pinned_picture_new");
+        if (!ring_r[i] || !ring_d[i])
+            return 1;
+    }
+    {
+        VmafcudaPinnedPicture *bad = NULL;
+        void *data = NULL;
+        size_t stride = 0;
+        EXPECT_ERR(vmafcuda_pinned_picture_new(pinned, ry.w, ry.h, ry.bpc, 421, &bad),
+                   VMAFCUDA_ERR_INVALID_ARGUMENT);
+        EXPECT_ERR(vmafcuda_pinned_picture_new(pinned, ry.w, ry.h, 17, VMAFCUDA_CHROMA_NONE, &bad),
+                   VMAFCUDA_ERR_INVALID_ARGUMENT);
+        EXPECT_ERR(vmafcuda_pinned_picture_new(pinned, ry.w, ry.h, ry.bpc, VMAFCUDA_CHROMA_NONE, NULL),
+                   VMAFCUDA_ERR_INVALID_ARGUMENT);
+        EXPECT_ERR(vmafcuda_pinned_picture_plane(ring_r[0], 3, &data, &stride),
+                   VMAFCUDA_ERR_INVALID_ARGUMENT);
+        EXPECT_ERR(vmafcuda_pinned_picture_plane(NULL, 0, &data, &stride),
+                   VMAFCUDA_ERR_INVALID_ARGUMENT);
+        EXPECT_ERR(vmafcuda_push_pinned(pinned, ring_r[0], NULL), VMAFCUDA_ERR_INVALID_ARGUMENT);
+        CHECK(vmafcuda_pinned_picture_new(pinned, ry.w, ry.h, ry.bpc, VMAFCUDA_CHROMA_NONE, &bad) ==
+                  VMAFCUDA_OK,
+              "a luma-only picture");
+        EXPECT_ERR(vmafcuda_pinned_picture_plane(bad, 1, &data, &stride),
+                   VMAFCUDA_ERR_INVALID_ARGUMENT);
+        vmafcuda_pinned_picture_free(bad);
+        vmafcuda_pinned_picture_free(NULL);
+    }
     CHECK(!strcmp(vmafcuda_backend_name(sc), "auto"), "backend before the first frame: %s",
           vmafcuda_backend_name(sc));
 
@@ -333,6 +393,18 @@ int main(int argc, char **argv)
         CHECK(vmafcuda_push_host(shots, &r, &d) >= 0, "push_host (shots)");
         CHECK(vmafcuda_push_host(reset, &r, &d) >= 0, "push_host (shots, rebuild reset)");
         CHECK(vmafcuda_push_host(cold, &r, &d) >= 0, "push_host (shots, rebuild cold)");
+        {
+            /* the next pictures the scorer has let go of (it keeps a frame's for a few frames) */
+            size_t tries = 0;
+            int filled = -1;
+            while (tries++ < RING && (filled = fill_pinned(&ry, ring_r[next % RING])) == VMAFCUDA_ERR_STATE)
+                next++;
+            CHECK(filled == VMAFCUDA_OK, "fill a pinned reference (%d)", filled);
+            CHECK(fill_pinned(&dy, ring_d[next % RING]) == VMAFCUDA_OK, "fill a pinned distorted");
+            CHECK(vmafcuda_push_pinned(pinned, ring_r[next % RING], ring_d[next % RING]) >= 0,
+                  "push_pinned");
+            next++;
+        }
         if (!keep_r) {
             keep_r = malloc(ry.frame_bytes);
             keep_d = malloc(dy.frame_bytes);
@@ -350,6 +422,7 @@ int main(int argc, char **argv)
     CHECK(vmafcuda_finish(shots) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_finish(reset) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_finish(cold) == 1, "finish flushes the last frame");
+    CHECK(vmafcuda_finish(pinned) == 1, "finish flushes the last frame");
     CHECK(vmafcuda_frame_count(sc, &count) == VMAFCUDA_OK && count == n_expected,
           "%zu frames scored, %zu expected (%d pushed)", count, n_expected, got);
 
@@ -396,6 +469,12 @@ int main(int argc, char **argv)
     /* the shot boundary rebuilt the engine (default) or reset it in place: the same numbers */
     same_results(shots, reset, "rebuild full vs reset");
     same_results(shots, cold, "rebuild full vs cold");
+    /* frames in pinned pictures (uploaded in place on the GPU): the same numbers */
+    same_results(sc, pinned, "pinned pictures vs host frames");
+    for (i = 0; i < RING; i++) {
+        vmafcuda_pinned_picture_free(ring_r[i]);
+        vmafcuda_pinned_picture_free(ring_d[i]);
+    }
 
     if (keep_r) {
         /* the first frame again, for the error paths (buffers of a valid frame) */
@@ -410,6 +489,7 @@ int main(int argc, char **argv)
     vmafcuda_scorer_free(shots);
     vmafcuda_scorer_free(reset);
     vmafcuda_scorer_free(cold);
+    vmafcuda_scorer_free(pinned);
     free(keep_r);
     free(keep_d);
     free(expected);
