@@ -418,11 +418,14 @@ int main(int argc, char **argv)
     /* auto: the GPU where there is one, else the CPU; the numbers are the same */
     CHECK(!strcmp(vmafcuda_backend_name(sc), "cpu") || !strcmp(vmafcuda_backend_name(sc), "cuda"),
           "backend %s", vmafcuda_backend_name(sc));
-    CHECK(vmafcuda_finish(sc) == 1, "finish flushes the last frame");
-    CHECK(vmafcuda_finish(shots) == 1, "finish flushes the last frame");
-    CHECK(vmafcuda_finish(reset) == 1, "finish flushes the last frame");
-    CHECK(vmafcuda_finish(cold) == 1, "finish flushes the last frame");
-    CHECK(vmafcuda_finish(pinned) == 1, "finish flushes the last frame");
+    /* the last frame (motion waits for a successor); on the GPU also the frames in flight */
+    {
+        VmafcudaScorer *all[] = { sc, shots, reset, cold, pinned };
+        for (i = 0; i < 5; i++) {
+            rc = vmafcuda_finish(all[i]);
+            CHECK(rc >= 1 && rc <= 3, "finish flushed %d frames (scorer %zu)", rc, i);
+        }
+    }
     CHECK(vmafcuda_frame_count(sc, &count) == VMAFCUDA_OK && count == n_expected,
           "%zu frames scored, %zu expected (%d pushed)", count, n_expected, got);
 
