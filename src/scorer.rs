@@ -612,15 +612,29 @@ impl Scorer {
     /// ([`crate::fallback`]); then this frame and the lost ones are scored on the CPU, and the
     /// call only fails ([`Error::ReplayOnHost`]) if some lost frames were device frames.
     pub fn push(&mut self, reference: &PictureRef, distorted: &PictureRef) -> Result<Progress> {
+        // Host frames are copied into pinned staging before this returns, so they can stay in
+        // flight: the next frame is staged while the GPU works on this one.
+        self.push_host_pair(reference, distorted, |gpu, index| {
+            gpu.submit_host(reference, distorted, index)
+        })
+    }
+
+    /// [`Scorer::push`] and [`Scorer::push_pinned`]: checks the pair, hands it to the GPU with
+    /// `submit` (on a failure there, recovers or fails as the backend request says) or scores
+    /// it on the CPU.
+    fn push_host_pair(
+        &mut self,
+        reference: &PictureRef,
+        distorted: &PictureRef,
+        submit: impl FnOnce(&mut dyn GpuPipeline, usize) -> CudaResult<Vec<GpuFrame>>,
+    ) -> Result<Progress> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
         self.check_pair(self.next_frame, reference, distorted, true)?;
         if let Engine::Gpu(_) = self.engine {
-            // Host frames are copied into pinned staging before this returns, so they can stay
-            // in flight: the next frame is staged while the GPU works on this one.
             let index = self.next_frame;
-            match self.gpu_submit(index, |gpu| gpu.submit_host(reference, distorted, index)) {
+            match self.gpu_submit(index, |gpu| submit(gpu, index)) {
                 Ok(p) => return Ok(self.deliver(p)),
                 Err(failure) => {
                     let p = self.recover(failure, index + 1)?;
@@ -669,23 +683,9 @@ impl Scorer {
         reference: &Arc<PinnedPicture>,
         distorted: &Arc<PinnedPicture>,
     ) -> Result<Progress> {
-        if let Some(e) = self.deferred.take() {
-            return Err(e);
-        }
-        let (r, d) = (reference.view(), distorted.view());
-        self.check_pair(self.next_frame, &r, &d, true)?;
-        if let Engine::Gpu(_) = self.engine {
-            let index = self.next_frame;
-            match self.gpu_submit(index, |gpu| gpu.submit_pinned(reference, distorted, index)) {
-                Ok(p) => return Ok(self.deliver(p)),
-                Err(failure) => {
-                    let p = self.recover(failure, index + 1)?;
-                    self.unreported.extend(p);
-                }
-            }
-        }
-        let p = self.push_cpu(&r, &d);
-        Ok(self.deliver(p))
+        self.push_host_pair(&reference.view(), &distorted.view(), |gpu, index| {
+            gpu.submit_pinned(reference, distorted, index)
+        })
     }
 
     /// The CPU path of [`Scorer::push`] (checked input).

@@ -319,6 +319,17 @@ impl ShimScorer {
         let r = unsafe { host_picture(reference, psnr, "reference")? };
         // SAFETY: as above.
         let d = unsafe { host_picture(distorted, psnr, "distorted")? };
+        self.push_views(&r, &d, |scorer| scorer.push(&r, &d))
+    }
+
+    /// A host pair's checks, the scorer built on the first frame, the built-in detector, then
+    /// `push` on the scorer; returns the frames whose scores became available.
+    fn push_views(
+        &mut self,
+        r: &PictureRef,
+        d: &PictureRef,
+        push: impl FnOnce(&mut Scorer) -> engine::Result<Progress>,
+    ) -> ShimResult<usize> {
         let (rl, dl) = (&r.luma, &d.luma);
         if (rl.width, rl.height, rl.bpc) != (dl.width, dl.height, dl.bpc) {
             return Err(ShimError::Geometry(format!(
@@ -341,7 +352,7 @@ impl ShimScorer {
         };
         let scorer = self.scorer_for(geometry, || Ok(backend.request()))?;
         let flushed = cut.then(|| scorer.end_shot());
-        let progress = scorer.push(&r, &d)?;
+        let progress = push(scorer)?;
         let completed = flushed.map_or(0, |p| self.record(p));
         Ok(completed + self.record(progress))
     }
@@ -377,30 +388,9 @@ impl ShimScorer {
         reference: &Arc<PinnedPicture>,
         distorted: &Arc<PinnedPicture>,
     ) -> ShimResult<usize> {
-        let (r, d) = (reference.view(), distorted.view());
-        let (rl, dl) = (&r.luma, &d.luma);
-        if (rl.width, rl.height, rl.bpc) != (dl.width, dl.height, dl.bpc) {
-            return Err(ShimError::Geometry(format!(
-                "reference and distorted differ: reference {}x{} {}-bit, distorted {}x{} {}-bit",
-                rl.width, rl.height, rl.bpc, dl.width, dl.height, dl.bpc
-            )));
-        }
-        let geometry = Geometry {
-            width: rl.width,
-            height: rl.height,
-            bpc: rl.bpc,
-        };
-        let backend = self.settings.backend;
-        self.scorer_for(geometry, || Ok(backend.request()))?;
-        let cut = match self.detector.as_mut() {
-            Some(detector) => detector.push(&r.luma),
-            None => false,
-        };
-        let scorer = self.scorer_for(geometry, || Ok(backend.request()))?;
-        let flushed = cut.then(|| scorer.end_shot());
-        let progress = scorer.push_pinned(reference, distorted)?;
-        let completed = flushed.map_or(0, |p| self.record(p));
-        Ok(completed + self.record(progress))
+        self.push_views(&reference.view(), &distorted.view(), |scorer| {
+            scorer.push_pinned(reference, distorted)
+        })
     }
 
     /// # Safety

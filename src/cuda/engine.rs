@@ -203,7 +203,7 @@ struct Held {
     tag: usize,
     planes: Vec<PlaneDims>,
     /// Pinned pictures uploaded in place ([`GpuFeatures::submit_pinned`]): the host copy is
-    /// theirs (the set's own buffers were not written), with the chroma size scored.
+    /// theirs (the set's own buffers were not written).
     pictures: Option<PinnedPair>,
 }
 
@@ -571,8 +571,8 @@ impl GpuFeatures {
         let with_chroma = host_planes.len() > 2;
         let which = [PinnedPlane::Luma, PinnedPlane::Cb, PinnedPlane::Cr];
         let mut sources = Vec::with_capacity(host_planes.len());
-        for (picture, planes) in [(reference, &which[..]), (distorted, &which[..])] {
-            for &w in planes.iter().take(if with_chroma { 3 } else { 1 }) {
+        for picture in [reference, distorted] {
+            for &w in which.iter().take(if with_chroma { 3 } else { 1 }) {
                 let (buf, offset) = picture.pinned_plane(w).ok_or_else(|| {
                     CudaError::InvalidArgument(format!("pinned picture without a {w:?} plane"))
                 })?;
