@@ -190,11 +190,14 @@ impl PinnedPicture {
     fn bytes_mut(&mut self) -> &mut [u8] {
         match &mut self.memory {
             Memory::Pinned(b) => b.as_mut_slice(),
-            Memory::Heap(v) => {
-                // SAFETY: as in `bytes`; every u8 pattern written makes valid u16s.
-                unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), 2 * v.len()) }
-            }
+            Memory::Heap(v) => crate::y4m::sample_bytes_mut(v),
         }
+    }
+
+    /// A plane's stored width and height (its rows are that many samples apart). `None` for
+    /// chroma of a picture without it.
+    pub fn plane_size(&self, plane: PinnedPlane) -> Option<(usize, usize)> {
+        self.plane_range(plane).map(|(_, w, h)| (w, h))
     }
 
     /// A plane's samples as bytes (tightly packed rows at the stored size; native-endian `u16`
@@ -226,11 +229,12 @@ impl PinnedPicture {
         (head.is_empty() && tail.is_empty()).then_some(words)
     }
 
-    /// The pinned allocation and the byte offset of `plane` in it (GPU pictures only).
-    pub(crate) fn pinned_plane(&self, plane: PinnedPlane) -> Option<(&PinnedBuffer, usize)> {
-        let (range, _, _) = self.plane_range(plane)?;
+    /// The pinned allocation, the byte offset of `plane` in it and the plane's width in samples
+    /// (GPU pictures only).
+    pub(crate) fn pinned_plane(&self, plane: PinnedPlane) -> Option<(&PinnedBuffer, usize, usize)> {
+        let (range, w, _) = self.plane_range(plane)?;
         match &self.memory {
-            Memory::Pinned(b) => Some((b, range.start)),
+            Memory::Pinned(b) => Some((b, range.start, w)),
             Memory::Heap(_) => None,
         }
     }

@@ -52,41 +52,23 @@ impl Frame {
         }
     }
 
-    /// An owned copy (pinned frames) or the picture itself.
+    /// An owned copy (pinned frames: every plane at its stored size) or the picture itself.
     pub fn into_picture(self) -> Picture {
         match self {
             Frame::Heap(p) => p,
             Frame::Pinned(p) => {
-                let v = p.view();
+                let plane = |which| {
+                    let (w, h) = p.plane_size(which)?;
+                    PlaneBuf::from_packed(p.plane_bytes(which)?, w, h, p.bpc())
+                };
                 Picture {
-                    luma: PlaneBuf::copy_of(&v.luma),
-                    chroma: p
-                        .chroma_size()
-                        .map(|(w, h)| {
-                            [PinnedPlane::Cb, PinnedPlane::Cr]
-                                .map(|which| {
-                                    let mut plane = PlaneBuf::new(w, h, p.bpc());
-                                    copy_plane(&p, which, &mut plane);
-                                    plane
-                                })
-                                .into()
-                        })
-                        .unwrap_or_default(),
+                    luma: plane(PinnedPlane::Luma).expect("every picture has luma"),
+                    chroma: [PinnedPlane::Cb, PinnedPlane::Cr]
+                        .into_iter()
+                        .filter_map(plane)
+                        .collect(),
                     format: p.format(),
                 }
-            }
-        }
-    }
-}
-
-/// The stored (uncropped) plane `which` of `p` into `out` (same size).
-fn copy_plane(p: &PinnedPicture, which: PinnedPlane, out: &mut PlaneBuf) {
-    let bytes = p.plane_bytes(which).unwrap_or_default();
-    match &mut out.data {
-        SampleBuf::U8(v) => v.iter_mut().zip(bytes).for_each(|(o, b)| *o = *b),
-        SampleBuf::U16(v) => {
-            for (o, c) in v.iter_mut().zip(bytes.chunks_exact(2)) {
-                *o = u16::from_ne_bytes([c[0], c[1]]);
             }
         }
     }

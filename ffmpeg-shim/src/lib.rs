@@ -396,18 +396,14 @@ pub unsafe extern "C" fn vmafcuda_pinned_picture_plane(
                     .into(),
             )
         })?;
-        let bps = if pic.bpc() > 8 { 2 } else { 1 };
-        let w = match which {
-            PinnedPlane::Luma => pic.width(),
-            _ => pic.chroma_size().map_or(0, |c| c.0),
-        };
-        let bytes = pic.plane_bytes_mut(which).ok_or_else(|| {
-            ShimError::InvalidArgument(format!("plane {plane}: the picture has no chroma"))
-        })?;
+        let no_chroma =
+            || ShimError::InvalidArgument(format!("plane {plane}: the picture has no chroma"));
+        let (_, rows) = pic.plane_size(which).ok_or_else(no_chroma)?;
+        let bytes = pic.plane_bytes_mut(which).ok_or_else(no_chroma)?;
         // SAFETY: both are writable (caller contract, checked non-NULL).
         unsafe {
+            *stride = bytes.len() / rows;
             *data = bytes.as_mut_ptr().cast();
-            *stride = w * bps;
         }
         Ok(VMAFCUDA_OK)
     })

@@ -573,14 +573,9 @@ impl GpuFeatures {
         let mut sources = Vec::with_capacity(host_planes.len());
         for picture in [reference, distorted] {
             for &w in which.iter().take(if with_chroma { 3 } else { 1 }) {
-                let (buf, offset) = picture.pinned_plane(w).ok_or_else(|| {
+                sources.push(picture.pinned_plane(w).ok_or_else(|| {
                     CudaError::InvalidArgument(format!("pinned picture without a {w:?} plane"))
-                })?;
-                let stride = match w {
-                    PinnedPlane::Luma => picture.width(),
-                    _ => picture.chroma_size().map_or(0, |c| c.0),
-                };
-                sources.push((buf, offset, stride));
+                })?);
             }
         }
         // Staging order: reference luma, distorted luma, reference cb, cr, distorted cb, cr.
