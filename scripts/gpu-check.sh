@@ -88,6 +88,20 @@ run() {
     row "$(printf '%-20s rc=%-3s %7sms  %s; %s skipped (no GPU)' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${result:-no result line}" "$skipped")"
   done
 
+  # The engine's two ways of launching a frame (CUDA graphs, separate launches: the default
+  # mixes them by frame size and source, src/cuda/engine.rs), each forced for every frame.
+  if has tests && [[ -x $bin/cuda_scorer ]]; then
+    local g
+    for g in 0 1; do
+      echo "== cuda_scorer with VMAFCUDA_CUDA_GRAPHS=$g" >>"$log"
+      local rc=0 part="$out/.part"
+      VMAFCUDA_CUDA_GRAPHS=$g CARGO_MANIFEST_DIR=$PWD timeout 300 "$bin/cuda_scorer" --test-threads=4 >"$part" 2>&1 || rc=$?
+      cat "$part" >>"$log"
+      row "$(printf '%-20s rc=%-3s %s' "cuda_scorer graphs=$g" "$rc" "$(grep -a "^test result:" "$part" | tail -1 | sed 's/; finished.*//')")"
+      rm -f "$part"
+    done
+  fi
+
   # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
   # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins.
   if has ptx && [[ -x $bin/cuda_psnr ]]; then

@@ -179,6 +179,8 @@ pub struct GpuAdm {
     // Completion of each slot's last frame (Drop waits for them before freeing anything); made
     // in `new` (an event never recorded counts as complete).
     done: Vec<Event>,
+    /// Enqueued inside a stream capture ([`GpuAdm::set_captured`]): `done` is not used.
+    captured: bool,
     slots: Vec<PinnedBuffer>,
     /// Each slot's address in device code (pinned memory under unified addressing), where the
     /// last masking kernel writes the results itself; None: a copy after it does.
@@ -423,6 +425,7 @@ impl GpuAdm {
         let fused = [fused_plan(0), fused_plan(1), fused_plan(2)];
         Ok(GpuAdm {
             done,
+            captured: false,
             slots: slot_buffers,
             slot_device,
             plans,
@@ -506,7 +509,9 @@ impl GpuAdm {
             }
         }
         // The previous use of this slot must be over before its pinned memory is rewritten.
-        self.done[slot].synchronize()?;
+        if !self.captured {
+            self.done[slot].synchronize()?;
+        }
         let block = (TILE_X as u32, TILE_Y as u32, 1);
         let cfg = |grid| LaunchConfig {
             grid,
@@ -590,7 +595,19 @@ impl GpuAdm {
             // live until the slot's event completed (Drop waits for it).
             unsafe { dtoh_async(dst, self.out.ptr(), bytes, stream) }?;
         }
+        if self.captured {
+            return Ok(());
+        }
         self.done[slot].record(stream)
+    }
+
+    /// Whether [`GpuAdm::enqueue`] runs inside a stream capture (the engine's CUDA graphs):
+    /// then it neither waits for nor records its own per-slot events (an event recorded in a
+    /// capture is a graph node, not a marker the host can wait for), and the caller guarantees
+    /// what they did: a slot's earlier frame is over before the slot is enqueued again, and
+    /// the stream's work is over before this is dropped.
+    pub fn set_captured(&mut self, captured: bool) {
+        self.captured = captured;
     }
 
     /// The integer sums of `slot` (after its stream work completed).

@@ -22,6 +22,8 @@ pub struct LiveResources {
     pub pools: usize,
     /// Pinned blocks scorers keep for their next engines (not in `pinned_buffers`).
     pub pinned_kept: usize,
+    /// CUDA graphs and executable graphs ([`super::graph`]).
+    pub graphs: usize,
 }
 
 impl LiveResources {
@@ -44,6 +46,7 @@ pub fn live_resources() -> LiveResources {
         contexts: CONTEXTS.load(Ordering::SeqCst),
         pools: POOLS.load(Ordering::SeqCst),
         pinned_kept: PINNED_KEPT.load(Ordering::SeqCst),
+        graphs: GRAPHS.load(Ordering::SeqCst),
     }
 }
 
@@ -57,6 +60,7 @@ pub(crate) static MODULES: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static CONTEXTS: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static POOLS: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static PINNED_KEPT: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static GRAPHS: AtomicUsize = AtomicUsize::new(0);
 
 pub(crate) fn up(counter: &AtomicUsize, n: usize) {
     counter.fetch_add(n, Ordering::SeqCst);

@@ -30,6 +30,7 @@ use super::context::Context;
 use super::copy::dtoh_async;
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
+use super::graph::{Capture, GraphExec};
 use super::memory::{DeviceBuffer, PinnedBuffer};
 use super::motion::{GpuMotion, MotionKernels};
 use super::plane::{DevicePlane, DevicePlaneBuf};
@@ -363,6 +364,47 @@ struct InFlight {
     slot: usize,
     tag: usize,
     chroma_pixels: Option<usize>,
+    /// Launched as one graph on the main stream (`done` alone marks its end).
+    graphed: bool,
+}
+
+/// A frame's work as one CUDA graph per slot ([`super::graph`]): captured every frame, the
+/// slot's executable graph updated with it, launched on the main stream. The events fork the
+/// other two streams off the main one inside the capture and join them back.
+struct Graphs {
+    /// Frames in device memory too, not only uploaded ones ([`GraphUse`]).
+    device_frames: bool,
+    execs: Vec<Option<GraphExec>>,
+    fork: Event,
+    side_joined: Event,
+    aux_joined: Event,
+}
+
+/// Which frames an engine launches as one CUDA graph each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GraphUse {
+    Never,
+    /// Frames uploaded from the host (host and pinned pictures) at every size, and frames in
+    /// device memory up to [`GRAPH_DEVICE_PIXELS`]: where graphs were measured faster.
+    Auto,
+    Always,
+}
+
+/// The largest frame in device memory [`GraphUse::Auto`] launches as a graph. Measured on an
+/// H100 (BENCHMARKS.md, 2026-11-27), graphs against separate launches, frames in device
+/// memory: 576x324 +21-25%, 960x540 -1%, 1280x720 -3%, 1920x1080 -4%, 3840x2160 +1% (a graph
+/// runs a frame's three streams' work as one unit, so a frame no longer overlaps the next
+/// one's start, which costs more than the launches it saves at the middle sizes). Uploaded
+/// frames gained at every size (1080p +8%, 4K +12-16%).
+const GRAPH_DEVICE_PIXELS: usize = 960 * 540;
+
+/// `VMAFCUDA_CUDA_GRAPHS=0` (never), `1` (every frame), anything else or unset: [`GraphUse::Auto`].
+fn graph_use() -> GraphUse {
+    match std::env::var("VMAFCUDA_CUDA_GRAPHS").as_deref() {
+        Ok("0") => GraphUse::Never,
+        Ok("1") => GraphUse::Always,
+        _ => GraphUse::Auto,
+    }
 }
 
 /// The per-frame features on the GPU, for one geometry and plan. See the module docs.
@@ -394,6 +436,7 @@ pub struct GpuFeatures {
     plan: FeaturePlan,
     in_flight: std::collections::VecDeque<InFlight>,
     next_slot: usize,
+    graphs: Option<Graphs>,
 }
 
 impl GpuFeatures {
@@ -407,12 +450,12 @@ impl GpuFeatures {
         let events =
             || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
         let (done, side_done, aux_done, staged) = (events()?, events()?, events()?, events()?);
-        let adm = plan
+        let mut adm = plan
             .adm
             .iter()
             .map(|(egl, _)| GpuAdm::new(ctx, kernels.adm.clone(), w, h, bpc, *egl, SLOTS))
             .collect::<CudaResult<Vec<_>>>()?;
-        let vif = plan
+        let mut vif = plan
             .vif
             .iter()
             .map(|(egl, _)| GpuVif::new(ctx, kernels.vif.clone(), w, h, bpc, *egl, SLOTS))
@@ -443,6 +486,14 @@ impl GpuFeatures {
             }
             s.synchronize()?;
         }
+        let graph_use = graph_use();
+        let graphs = graph_use != GraphUse::Never;
+        for a in &mut adm {
+            a.set_captured(graphs);
+        }
+        for v in &mut vif {
+            v.set_captured(graphs);
+        }
         Ok(GpuFeatures {
             stream,
             side,
@@ -460,6 +511,17 @@ impl GpuFeatures {
             plan: plan.clone(),
             in_flight: std::collections::VecDeque::with_capacity(SLOTS),
             next_slot: 0,
+            graphs: if graphs {
+                Some(Graphs {
+                    device_frames: graph_use == GraphUse::Always || w * h <= GRAPH_DEVICE_PIXELS,
+                    execs: (0..SLOTS).map(|_| None).collect(),
+                    fork: Event::new(ctx, false)?,
+                    side_joined: Event::new(ctx, false)?,
+                    aux_joined: Event::new(ctx, false)?,
+                })
+            } else {
+                None
+            },
         })
     }
 
@@ -773,7 +835,35 @@ impl GpuFeatures {
         } else {
             Vec::new()
         };
-        let (r, d) = (&reference.luma, &distorted.luma);
+        let graphed = self
+            .graphs
+            .as_ref()
+            .is_some_and(|g| uploaded || g.device_frames);
+        let graphs = if graphed { self.graphs.take() } else { None };
+        if let Some(mut graphs) = graphs {
+            // SAFETY: forwarded from this function's contract.
+            let launched = unsafe {
+                self.enqueue_graph(
+                    &mut graphs,
+                    slot,
+                    reference,
+                    distorted,
+                    &chroma_pairs,
+                    uploaded,
+                )
+            };
+            self.graphs = Some(graphs);
+            let chroma_pixels = launched?;
+            self.done[slot].record(&self.stream)?;
+            self.in_flight.push_back(InFlight {
+                slot,
+                tag,
+                chroma_pixels,
+                graphed: true,
+            });
+            self.next_slot = (slot + 1) % SLOTS;
+            return Ok(());
+        }
         // Each stream orders its feature's frames (ADM's and VIF's scratch, motion's previous
         // frame, a session reset of ADM on the main stream); the streams share nothing but the
         // pictures, which host frames have to be uploaded into first.
@@ -782,6 +872,80 @@ impl GpuFeatures {
                 self.staged[slot].wait_in(s)?;
             }
         }
+        // SAFETY: forwarded from this function's contract.
+        let chroma_pixels = unsafe { self.queue_work(slot, reference, distorted, &chroma_pairs) }?;
+        self.done[slot].record(&self.stream)?;
+        self.side_done[slot].record(&self.side)?;
+        self.aux_done[slot].record(&self.aux)?;
+        self.in_flight.push_back(InFlight {
+            slot,
+            tag,
+            chroma_pixels,
+            graphed: false,
+        });
+        self.next_slot = (slot + 1) % SLOTS;
+        Ok(())
+    }
+
+    /// Captures the frame's work (fork, [`GpuFeatures::queue_work`], join), updates or makes
+    /// the slot's executable graph from it and launches that on the main stream, after the
+    /// upload of a host frame. Returns the chroma pixel count as `queue_work` does.
+    ///
+    /// # Safety
+    /// As [`GpuFeatures::enqueue`].
+    unsafe fn enqueue_graph(
+        &mut self,
+        graphs: &mut Graphs,
+        slot: usize,
+        reference: &DevicePicture,
+        distorted: &DevicePicture,
+        chroma_pairs: &[(DevicePlane, DevicePlane, bool)],
+        uploaded: bool,
+    ) -> CudaResult<Option<usize>> {
+        if uploaded {
+            self.staged[slot].wait_in(&self.stream)?;
+        }
+        let capture = Capture::begin(&self.stream)?;
+        graphs.fork.record(&self.stream)?;
+        graphs.fork.wait_in(&self.side)?;
+        graphs.fork.wait_in(&self.aux)?;
+        // SAFETY: forwarded from this function's contract.
+        let chroma_pixels = unsafe { self.queue_work(slot, reference, distorted, chroma_pairs) }?;
+        graphs.side_joined.record(&self.side)?;
+        graphs.side_joined.wait_in(&self.stream)?;
+        graphs.aux_joined.record(&self.aux)?;
+        graphs.aux_joined.wait_in(&self.stream)?;
+        let graph = capture.end()?;
+        let exec = &mut graphs.execs[slot];
+        let updated = match exec {
+            Some(e) => e.update(&graph)?,
+            None => false,
+        };
+        if !updated {
+            // Drop the old one first: the slot's earlier frame is collected (claim_slot).
+            *exec = None;
+            *exec = Some(GraphExec::instantiate(&graph)?);
+        }
+        exec.as_ref()
+            .expect("instantiated above")
+            .launch(&self.stream)?;
+        Ok(chroma_pixels)
+    }
+
+    /// Queues the frame's features: ADM on the main stream, VIF on the side stream, motion and
+    /// PSNR on the aux stream. Returns the chroma pixel count when chroma PSNR is measured.
+    ///
+    /// # Safety
+    /// As [`GpuFeatures::enqueue`].
+    unsafe fn queue_work(
+        &mut self,
+        slot: usize,
+        reference: &DevicePicture,
+        distorted: &DevicePicture,
+        chroma_pairs: &[(DevicePlane, DevicePlane, bool)],
+    ) -> CudaResult<Option<usize>> {
+        let bpc = self.plan.bpc;
+        let (r, d) = (&reference.luma, &distorted.luma);
         for adm in &mut self.adm {
             // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
             // contract); the feature's slot is free (claim_slot).
@@ -800,7 +964,7 @@ impl GpuFeatures {
             // Luma, then the chroma of both pictures when both have it: planar chroma is two
             // plane pairs, interleaved chroma one pair read once for both components.
             let mut pairs = vec![(*r, *d, false)];
-            pairs.extend_from_slice(&chroma_pairs);
+            pairs.extend_from_slice(chroma_pairs);
             if !chroma_pairs.is_empty() {
                 chroma_pixels = reference.chroma.map(|c| c.size().0 * c.size().1);
             }
@@ -843,16 +1007,7 @@ impl GpuFeatures {
                 )
             }?;
         }
-        self.done[slot].record(&self.stream)?;
-        self.side_done[slot].record(&self.side)?;
-        self.aux_done[slot].record(&self.aux)?;
-        self.in_flight.push_back(InFlight {
-            slot,
-            tag,
-            chroma_pixels,
-        });
-        self.next_slot = (slot + 1) % SLOTS;
-        Ok(())
+        Ok(chroma_pixels)
     }
 
     /// Waits for the oldest frame in flight and returns its features.
@@ -861,11 +1016,15 @@ impl GpuFeatures {
             return Err(CudaError::InvalidArgument("no frame in flight".into()));
         };
         let slot = f.slot;
+        let events = if f.graphed { 1 } else { 3 };
         for e in [
             &self.done[slot],
             &self.side_done[slot],
             &self.aux_done[slot],
-        ] {
+        ]
+        .into_iter()
+        .take(events)
+        {
             e.synchronize()?;
         }
         let adm = self.adm.iter().map(|a| a.scores(slot)).collect();

@@ -26,6 +26,7 @@ pub mod error;
 pub mod event;
 pub mod fault;
 pub mod foreign;
+pub mod graph;
 pub mod kernels;
 pub mod memory;
 pub mod module;

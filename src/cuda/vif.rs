@@ -104,6 +104,8 @@ pub struct GpuVif {
     /// buffers below when they are freed.
     done: Event,
     enqueued: bool,
+    /// Enqueued inside a stream capture ([`GpuVif::set_captured`]): `done` is not used.
+    captured: bool,
     levels: [Level; 3],
     /// [`STATE_BYTES`]: accumulators, published sums and block counter, shared by the scale
     /// kernels (zeroed in `new`, left zero by every completed frame).
@@ -179,6 +181,7 @@ impl GpuVif {
         Ok(GpuVif {
             done: Event::new(ctx, false)?,
             enqueued: false,
+            captured: false,
             levels,
             state: {
                 let mut state = DeviceBuffer::new(ctx, STATE_BYTES)?;
@@ -332,9 +335,17 @@ impl GpuVif {
         // copy completed (`done`, waited for on drop). The caller reads the slot only after the
         // stream work completed.
         unsafe { dtoh_async(dst, sums, SUMS_BYTES, stream) }?;
-        self.done.record(stream)?;
-        self.enqueued = true;
+        if !self.captured {
+            self.done.record(stream)?;
+            self.enqueued = true;
+        }
         Ok(())
+    }
+
+    /// As [`super::GpuAdm::set_captured`]: inside a stream capture `done` is neither recorded
+    /// nor waited for; the caller waits for the stream before dropping this.
+    pub fn set_captured(&mut self, captured: bool) {
+        self.captured = captured;
     }
 
     /// After the stream work of `slot` completed: the scores, identical to
