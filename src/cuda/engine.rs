@@ -840,7 +840,7 @@ impl GpuFeatures {
             .as_ref()
             .is_some_and(|g| uploaded || g.device_frames);
         let graphs = if graphed { self.graphs.take() } else { None };
-        if let Some(mut graphs) = graphs {
+        let chroma_pixels = if let Some(mut graphs) = graphs {
             // SAFETY: forwarded from this function's contract.
             let launched = unsafe {
                 self.enqueue_graph(
@@ -853,35 +853,30 @@ impl GpuFeatures {
                 )
             };
             self.graphs = Some(graphs);
-            let chroma_pixels = launched?;
-            self.done[slot].record(&self.stream)?;
-            self.in_flight.push_back(InFlight {
-                slot,
-                tag,
-                chroma_pixels,
-                graphed: true,
-            });
-            self.next_slot = (slot + 1) % SLOTS;
-            return Ok(());
-        }
-        // Each stream orders its feature's frames (ADM's and VIF's scratch, motion's previous
-        // frame, a session reset of ADM on the main stream); the streams share nothing but the
-        // pictures, which host frames have to be uploaded into first.
-        if uploaded {
-            for s in [&self.stream, &self.side, &self.aux] {
-                self.staged[slot].wait_in(s)?;
+            launched?
+        } else {
+            // Each stream orders its feature's frames (ADM's and VIF's scratch, motion's
+            // previous frame, a session reset of ADM on the main stream); the streams share
+            // nothing but the pictures, which host frames have to be uploaded into first.
+            if uploaded {
+                for s in [&self.stream, &self.side, &self.aux] {
+                    self.staged[slot].wait_in(s)?;
+                }
             }
-        }
-        // SAFETY: forwarded from this function's contract.
-        let chroma_pixels = unsafe { self.queue_work(slot, reference, distorted, &chroma_pairs) }?;
+            // SAFETY: forwarded from this function's contract.
+            let chroma_pixels =
+                unsafe { self.queue_work(slot, reference, distorted, &chroma_pairs) }?;
+            self.side_done[slot].record(&self.side)?;
+            self.aux_done[slot].record(&self.aux)?;
+            chroma_pixels
+        };
+        // A graph joins its streams back into the main one: `done` alone marks its end.
         self.done[slot].record(&self.stream)?;
-        self.side_done[slot].record(&self.side)?;
-        self.aux_done[slot].record(&self.aux)?;
         self.in_flight.push_back(InFlight {
             slot,
             tag,
             chroma_pixels,
-            graphed: false,
+            graphed,
         });
         self.next_slot = (slot + 1) % SLOTS;
         Ok(())
