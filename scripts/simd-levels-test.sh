@@ -39,6 +39,6 @@ if ((skip_default)); then
 fi
 for level in "${levels[@]}"; do
   echo "== VMAFCUDA_CPU_SIMD=$level"
-  VMAFCUDA_CPU_SIMD=$level cargo test -p vmafcuda "$@" "${tests[@]}"
+  VMAFCUDA_CPU_SIMD=$level cargo test --release -p vmafcuda "$@" "${tests[@]}"
 done
 echo "SIMD LEVELS OK"
