@@ -224,6 +224,55 @@ fn try_device_picture(
     Ok((bufs, pic))
 }
 
+/// Host and device frames alternating in one scorer at 1280x720, where by default host frames
+/// run as CUDA graphs and device frames as separate launches on three streams: every switch
+/// orders the two ways' work on the features' shared buffers (a barrier), so the scores equal
+/// the CPU's (with `VMAFCUDA_CUDA_GRAPHS=0` or `1` there is no switch; the test holds too).
+#[test]
+fn host_and_device_frames_alternating_score_like_the_cpu() {
+    let Some(_g) = gpu() else { return };
+    let pair = "s_coffee_1280x720_10bit__x265_crf28";
+    let refs = read_all(&common::pair_reference(pair));
+    let dists = read_all(&common::pair_distorted(pair));
+    let n = refs.len().min(dists.len()).min(12);
+    let cpu = score(
+        &refs[..n],
+        &dists[..n],
+        "vmaf_v0.6.1",
+        &[0, 7],
+        BackendRequest::Cpu,
+    );
+    let ctx = cuda::Context::primary(0).expect("ctx");
+    let mut s = Scorer::with_backend(
+        config("vmaf_v0.6.1", &[0, 7]),
+        geometry(&refs[0]),
+        BackendRequest::CudaContext(ctx.clone()),
+    )
+    .expect("scorer");
+    assert_eq!(s.backend(), BackendKind::Cuda);
+    let mut kept = Vec::new();
+    for (k, (r, d)) in refs[..n].iter().zip(&dists[..n]).enumerate() {
+        if k % 3 == 1 {
+            s.push(&r.view(), &d.view()).expect("push");
+        } else {
+            let (rb, rp) = device_picture(&ctx, r);
+            let (db, dp) = device_picture(&ctx, d);
+            // SAFETY: our own planes, kept alive until the scorer has finished.
+            unsafe { s.push_device(&rp, &dp) }.expect("push_device");
+            kept.push((rb, db));
+        }
+    }
+    let gpu = s.finish();
+    drop(kept);
+    assert_identical(&format!("{pair} host and device frames"), &gpu, &cpu);
+    drop(ctx);
+    assert!(
+        cuda::live_resources().is_zero(),
+        "{:?}",
+        cuda::live_resources()
+    );
+}
+
 #[test]
 fn device_frames_read_in_place_equal_host_frames() {
     let Some(_g) = gpu() else { return };

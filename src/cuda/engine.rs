@@ -378,6 +378,11 @@ struct Graphs {
     fork: Event,
     side_joined: Event,
     aux_joined: Event,
+    /// Whether the last frame was a graph: a frame launched the other way after it needs a
+    /// barrier between the streams ([`GpuFeatures::barrier`]).
+    last_graphed: Option<bool>,
+    /// The barrier's events: the main stream's end, the side and aux streams' ends.
+    handover: [Event; 3],
 }
 
 /// Which frames an engine launches as one CUDA graph each.
@@ -397,6 +402,22 @@ enum GraphUse {
 /// one's start, which costs more than the launches it saves at the middle sizes). Uploaded
 /// frames gained at every size (1080p +8%, 4K +12-16%).
 const GRAPH_DEVICE_PIXELS: usize = 960 * 540;
+
+/// Orders everything queued so far on each of `streams` before anything queued on any of them
+/// afterwards (one event per stream, waited for by the others).
+fn barrier(events: &[Event; 3], streams: [&Stream; 3]) -> CudaResult<()> {
+    for (e, s) in events.iter().zip(streams) {
+        e.record(s)?;
+    }
+    for (k, e) in events.iter().enumerate() {
+        for (j, s) in streams.iter().enumerate() {
+            if j != k {
+                e.wait_in(s)?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// `VMAFCUDA_CUDA_GRAPHS=0` (never), `1` (every frame), anything else or unset: [`GraphUse::Auto`].
 fn graph_use() -> GraphUse {
@@ -518,6 +539,12 @@ impl GpuFeatures {
                     fork: Event::new(ctx, false)?,
                     side_joined: Event::new(ctx, false)?,
                     aux_joined: Event::new(ctx, false)?,
+                    last_graphed: None,
+                    handover: [
+                        Event::new(ctx, false)?,
+                        Event::new(ctx, false)?,
+                        Event::new(ctx, false)?,
+                    ],
                 })
             } else {
                 None
@@ -839,6 +866,15 @@ impl GpuFeatures {
             .graphs
             .as_ref()
             .is_some_and(|g| uploaded || g.device_frames);
+        if let Some(g) = &mut self.graphs {
+            // A graph runs its VIF and motion/PSNR work in the main stream's order, separate
+            // launches on the side and aux streams: where one way follows the other, the
+            // features' scratch and motion's previous frame would be shared unordered.
+            if g.last_graphed.is_some_and(|last| last != graphed) {
+                barrier(&g.handover, [&self.stream, &self.side, &self.aux])?;
+            }
+            g.last_graphed = Some(graphed);
+        }
         let graphs = if graphed { self.graphs.take() } else { None };
         let chroma_pixels = if let Some(mut graphs) = graphs {
             // SAFETY: forwarded from this function's contract.
