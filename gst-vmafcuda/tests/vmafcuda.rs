@@ -1356,9 +1356,12 @@ fn state_cycles(cuda: bool, test: &str) {
         dev_slope.abs() <= 1.0,
         "device memory grows {dev_slope} B per cycle"
     );
-    // One 32-byte allocation kept every 32 cycles reads as 1 B per cycle.
+    // The smallest leak of a cycle or of a shot (two a cycle) is one allocation, a 32-byte
+    // chunk at least: 32 B per cycle and up (an injected 40-byte leak read 48.95). Without
+    // one, runs read -0.13 to 0.51 B per cycle (CI, this machine): GStreamer's own slow drift
+    // (heaptrack: 16 more allocations live at exit after 1,000 more cycles).
     assert!(
-        heap_slope <= 1.0,
+        heap_slope <= 8.0,
         "the bytes in use grow {heap_slope} B per cycle"
     );
     assert!(
