@@ -1102,7 +1102,6 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
-/// Least-squares slope of `samples` taken every `every` cycles, per cycle.
 /// One measurement of the process between two state cycles.
 #[derive(Clone, Copy)]
 struct Sample {
@@ -1165,6 +1164,7 @@ fn slope_within_groups(points: impl Iterator<Item = (usize, f64, f64)>) -> f64 {
     }
 }
 
+/// Least-squares slope of `samples` taken every `every` cycles, per cycle.
 fn slope_per(samples: &[f64], every: f64) -> f64 {
     let m = samples.len() as f64;
     let mx = (m - 1.0) / 2.0;

@@ -179,7 +179,8 @@ pub struct GpuAdm {
     // Completion of each slot's last frame (Drop waits for them before freeing anything); made
     // in `new` (an event never recorded counts as complete).
     done: Vec<Event>,
-    /// Enqueued inside a stream capture ([`GpuAdm::set_captured`]): `done` is not used.
+    /// Enqueued inside stream captures, or beside them ([`GpuAdm::set_captured`]): `done` is
+    /// not used.
     captured: bool,
     slots: Vec<PinnedBuffer>,
     /// Each slot's address in device code (pinned memory under unified addressing), where the
@@ -601,11 +602,12 @@ impl GpuAdm {
         self.done[slot].record(stream)
     }
 
-    /// Whether [`GpuAdm::enqueue`] runs inside a stream capture (the engine's CUDA graphs):
-    /// then it neither waits for nor records its own per-slot events (an event recorded in a
-    /// capture is a graph node, not a marker the host can wait for), and the caller guarantees
-    /// what they did: a slot's earlier frame is over before the slot is enqueued again, and
-    /// the stream's work is over before this is dropped.
+    /// Whether [`GpuAdm::enqueue`] may run inside a stream capture (an engine with CUDA
+    /// graphs, which also launches some frames without): then it neither waits for nor records
+    /// its own per-slot events (an event recorded in a capture is a graph node, not a marker
+    /// the host can wait for), and the caller guarantees what they did: a slot's earlier frame
+    /// is over before the slot is enqueued again, and the stream's work is over before this is
+    /// dropped.
     pub fn set_captured(&mut self, captured: bool) {
         self.captured = captured;
     }

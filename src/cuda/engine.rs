@@ -379,7 +379,7 @@ struct Graphs {
     side_joined: Event,
     aux_joined: Event,
     /// Whether the last frame was a graph: a frame launched the other way after it needs a
-    /// barrier between the streams ([`GpuFeatures::barrier`]).
+    /// barrier between the streams ([`barrier`]).
     last_graphed: Option<bool>,
     /// The barrier's events: the main stream's end, the side and aux streams' ends.
     handover: [Event; 3],

@@ -54,38 +54,28 @@ impl Capture {
     /// Ends the capture: the work queued since [`Capture::begin`], as a graph.
     pub fn end(mut self) -> CudaResult<Graph> {
         self.ended = true;
-        let raw = self.finish()?;
-        Ok(Graph {
-            ctx: self.ctx.clone(),
-            raw,
-        })
+        self.finish()
     }
 
-    fn finish(&self) -> CudaResult<sys::CUgraph> {
+    fn finish(&self) -> CudaResult<Graph> {
         guarded("Capture::end", || {
             let _bound = self.ctx.bind()?;
             let mut raw: sys::CUgraph = std::ptr::null_mut();
             // SAFETY: the stream is alive (the caller owns it beyond the capture) and
             // capturing (begin); valid out pointer.
             let r = unsafe { sys::cuStreamEndCapture(self.stream, &mut raw) };
-            if !raw.is_null() {
+            // Owned (and counted) as soon as the driver made it: dropped with an error below.
+            let graph = (!raw.is_null()).then(|| {
                 counters::up(&counters::GRAPHS, 1);
-            }
-            match check(r, || "cuStreamEndCapture".into()) {
-                Ok(()) if !raw.is_null() => Ok(raw),
-                Ok(()) => Err(CudaError::InvalidArgument(
-                    "cuStreamEndCapture gave no graph".into(),
-                )),
-                Err(e) => {
-                    if !raw.is_null() {
-                        drop(Graph {
-                            ctx: self.ctx.clone(),
-                            raw,
-                        });
-                    }
-                    Err(e)
+                Graph {
+                    ctx: self.ctx.clone(),
+                    raw,
                 }
-            }
+            });
+            check(r, || "cuStreamEndCapture".into())?;
+            graph.ok_or_else(|| {
+                CudaError::InvalidArgument("cuStreamEndCapture gave no graph".into())
+            })
         })
     }
 }
@@ -93,12 +83,8 @@ impl Capture {
 impl Drop for Capture {
     fn drop(&mut self) {
         if !self.ended {
-            if let Ok(raw) = self.finish() {
-                drop(Graph {
-                    ctx: self.ctx.clone(),
-                    raw,
-                });
-            }
+            // Ends the capture; the graph (if any) is thrown away with the result.
+            let _ = self.finish();
         }
     }
 }

@@ -104,7 +104,8 @@ pub struct GpuVif {
     /// buffers below when they are freed.
     done: Event,
     enqueued: bool,
-    /// Enqueued inside a stream capture ([`GpuVif::set_captured`]): `done` is not used.
+    /// Enqueued inside stream captures, or beside them ([`GpuVif::set_captured`]): `done` is
+    /// not used.
     captured: bool,
     levels: [Level; 3],
     /// [`STATE_BYTES`]: accumulators, published sums and block counter, shared by the scale
@@ -342,8 +343,9 @@ impl GpuVif {
         Ok(())
     }
 
-    /// As [`super::GpuAdm::set_captured`]: inside a stream capture `done` is neither recorded
-    /// nor waited for; the caller waits for the stream before dropping this.
+    /// As [`super::GpuAdm::set_captured`]: when enqueued frames may run inside a stream
+    /// capture, `done` is neither recorded nor waited for; the caller waits for the stream
+    /// before dropping this.
     pub fn set_captured(&mut self, captured: bool) {
         self.captured = captured;
     }

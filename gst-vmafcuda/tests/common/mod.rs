@@ -55,7 +55,6 @@ pub fn json(rel: &str) -> serde_json::Value {
     serde_json::from_str(&text).expect("json")
 }
 
-/// Resident set size of this process in bytes.
 /// glibc's count of the bytes the process has allocated and not freed (`mallinfo2`: in-use
 /// chunks of every arena plus mmapped chunks): a leak of one allocation per cycle shows in it
 /// byte for byte, while the allocator's own caching (RSS steps when an arena grows its heap or
@@ -95,6 +94,7 @@ pub fn rss_anon() -> f64 {
         .map_or(0.0, |kib| kib * 1024.0)
 }
 
+/// Resident set size of this process in bytes.
 pub fn rss() -> f64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: f64 = statm
