@@ -42,6 +42,17 @@ fn config(model: &str, shots: &[usize]) -> ScorerConfig {
     }
 }
 
+/// A scorer on `ctx` (borrowed, as GStreamer and FFmpeg lend theirs) for pictures like
+/// `first`.
+fn cuda_scorer(ctx: &cuda::Context, model: &str, shots: &[usize], first: &Picture) -> Scorer {
+    Scorer::with_backend(
+        config(model, shots),
+        geometry(first),
+        BackendRequest::CudaContext(ctx.clone()),
+    )
+    .expect("scorer")
+}
+
 fn geometry(p: &Picture) -> Geometry {
     Geometry {
         width: p.width(),
@@ -243,12 +254,7 @@ fn host_and_device_frames_alternating_score_like_the_cpu() {
         BackendRequest::Cpu,
     );
     let ctx = cuda::Context::primary(0).expect("ctx");
-    let mut s = Scorer::with_backend(
-        config("vmaf_v0.6.1", &[0, 7]),
-        geometry(&refs[0]),
-        BackendRequest::CudaContext(ctx.clone()),
-    )
-    .expect("scorer");
+    let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[0, 7], &refs[0]);
     assert_eq!(s.backend(), BackendKind::Cuda);
     let mut kept = Vec::new();
     for (k, (r, d)) in refs[..n].iter().zip(&dists[..n]).enumerate() {
@@ -291,12 +297,7 @@ fn device_frames_read_in_place_equal_host_frames() {
             BackendRequest::Cpu,
         );
         let ctx = cuda::Context::primary(0).expect("ctx");
-        let mut s = Scorer::with_backend(
-            config("vmaf_v0.6.1", &[0, 3]),
-            geometry(&refs[0]),
-            BackendRequest::CudaContext(ctx.clone()),
-        )
-        .expect("scorer");
+        let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[0, 3], &refs[0]);
         assert_eq!(s.backend(), BackendKind::Cuda);
         for (r, d) in refs[..n].iter().zip(&dists[..n]) {
             // The chroma planes of the corpus are ceil-sized; PSNR uses libvmaf's floor size,
@@ -485,12 +486,7 @@ fn assert_layouts_score_like_cpu(
     let shots = [0, refs.len() / 2];
     let cpu = score(refs, dists, "vmaf_v0.6.1", &shots, BackendRequest::Cpu);
     let ctx = cuda::Context::primary(0).expect("ctx");
-    let mut s = Scorer::with_backend(
-        config("vmaf_v0.6.1", &shots),
-        geometry(&refs[0]),
-        BackendRequest::CudaContext(ctx.clone()),
-    )
-    .expect("scorer");
+    let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &shots, &refs[0]);
     assert_eq!(s.backend(), BackendKind::Cuda);
     for (r, d) in refs.iter().zip(dists) {
         let (rb, rp) = device_picture_in(&ctx, r, layouts.0);
@@ -514,12 +510,7 @@ fn assert_layouts_score_like_cpu(
     let whole = libvmaf.is_some_and(|rel| {
         // libvmaf ran without shots: compare a shot-less run of the same frames.
         let plain = score(refs, dists, "vmaf_v0.6.1", &[], BackendRequest::Cpu);
-        let mut s = Scorer::with_backend(
-            config("vmaf_v0.6.1", &[]),
-            geometry(&refs[0]),
-            BackendRequest::CudaContext(ctx.clone()),
-        )
-        .expect("scorer");
+        let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[], &refs[0]);
         for (r, d) in refs.iter().zip(dists) {
             let (rb, rp) = device_picture_in(&ctx, r, layouts.0);
             let (db, dp) = device_picture_in(&ctx, d, layouts.1);
@@ -656,14 +647,7 @@ fn inconsistent_device_layouts_are_errors() {
     let Some(_g) = gpu() else { return };
     let (refs, dists) = corpus_pair("s_rocket_176x144__x264_crf32", 1);
     let ctx = cuda::Context::primary(0).expect("ctx");
-    let scorer = || {
-        Scorer::with_backend(
-            config("vmaf_v0.6.1", &[]),
-            geometry(&refs[0]),
-            BackendRequest::CudaContext(ctx.clone()),
-        )
-        .expect("scorer")
-    };
+    let scorer = || cuda_scorer(&ctx, "vmaf_v0.6.1", &[], &refs[0]);
     let (_rb, planar) = device_picture_in(&ctx, &refs[0], I420);
     let (_db, nv12) = device_picture_in(&ctx, &dists[0], NV12);
     let mut s = scorer();
@@ -704,12 +688,7 @@ fn inconsistent_device_layouts_are_errors() {
         },
         ..p010
     };
-    let mut s = Scorer::with_backend(
-        config("vmaf_v0.6.1", &[]),
-        geometry(&refs10[0]),
-        BackendRequest::CudaContext(ctx.clone()),
-    )
-    .expect("scorer");
+    let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[], &refs10[0]);
     // SAFETY: as above.
     let err = unsafe { s.push_device(&too_far, &p010) }.expect_err("10 bits shifted by 7");
     assert!(err.to_string().contains("shift"), "{err}");
@@ -848,12 +827,7 @@ fn pipelined_device_frames_equal_cpu_across_shots() {
         .zip(&dists[..n])
         .map(|(r, d)| (device_picture(&ctx, r), device_picture(&ctx, d)))
         .collect();
-    let mut s = Scorer::with_backend(
-        config("vmaf_v0.6.1neg", &starts),
-        geometry(&refs[0]),
-        BackendRequest::CudaContext(ctx.clone()),
-    )
-    .expect("scorer");
+    let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1neg", &starts, &refs[0]);
     for (i, ((_, r), (_, d))) in frames.iter().enumerate() {
         let (mut r, mut d) = (*r, *d);
         // Luma only: PSNR's chroma sizes are checked by the test above.
