@@ -448,6 +448,15 @@ impl GpuAdm {
         &self.ctx
     }
 
+    /// Whether a frame's sums depend on the previous frame of the session (libvmaf's DWT
+    /// scratch word, as [`AdmExtractor::carries_state`]): then every frame of a session must go
+    /// through this one `GpuAdm`, in order.
+    ///
+    /// [`AdmExtractor::carries_state`]: crate::features::adm::AdmExtractor::carries_state
+    pub fn carries_state(&self) -> bool {
+        self.geometry.scales()[0].dwt_tail
+    }
+
     /// Number of result slots.
     pub fn slots(&self) -> usize {
         self.slots.len()

@@ -364,8 +364,37 @@ struct InFlight {
     slot: usize,
     tag: usize,
     chroma_pixels: Option<usize>,
-    /// Launched as one graph on the main stream (`done` alone marks its end).
-    graphed: bool,
+    launch: Launch,
+}
+
+/// How a frame's work was launched, which says which of its slot's events mark its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Launch {
+    /// Separate launches on the three streams: `done`, `side_done` and `aux_done`.
+    Streams,
+    /// One graph on the main stream, which joins the others back: `done`.
+    Graph,
+    /// One graph on the slot's lane ([`Lanes`]), motion beside it on the aux stream: `done`
+    /// (recorded on the lane) and `aux_done`.
+    Overlapped,
+}
+
+// Lanes serve two slots: even ones on the main stream, odd ones on the lane.
+const _: () = assert!(SLOTS == 2);
+
+/// Frames whose graphs overlap one another: each slot has its own copy of the ADM and VIF
+/// scratch, and a slot's graph is launched on a stream of its own (even slots: the main
+/// stream; odd ones: `stream`), so the next frame's graph starts while this one still runs.
+/// Motion, which reads the previous frame's blurred reference, stays outside the graphs, on the
+/// aux stream in frame order. A frame of 576x324 is a chain of short kernels that leaves most
+/// SMs idle: measured on an H100 (BENCHMARKS.md, 2026-11-27), frames in device memory ran
+/// 19,150 fps as graphs one after another and 22,200-23,700 overlapping. Used for frames up to
+/// [`GRAPH_DEVICE_PIXELS`] (and every size with [`GraphUse::Always`]), not for ADM geometries
+/// whose frames carry a word of state ([`GpuAdm::carries_state`]): those need frame order.
+struct Lanes {
+    stream: Stream,
+    /// Orders the lane after the main stream, or the main stream after the lane.
+    joined: Event,
 }
 
 /// A frame's work as one CUDA graph per slot ([`super::graph`]): captured every frame, the
@@ -378,11 +407,11 @@ struct Graphs {
     fork: Event,
     side_joined: Event,
     aux_joined: Event,
-    /// Whether the last frame was a graph: a frame launched the other way after it needs a
+    /// How the last frame was launched: a frame launched another way after it needs a
     /// barrier between the streams ([`barrier`]).
-    last_graphed: Option<bool>,
-    /// The barrier's events: the main stream's end, the side and aux streams' ends.
-    handover: [Event; 3],
+    last_launch: Option<Launch>,
+    /// The barrier's events: one per stream the frames run on ([`GpuFeatures::streams`]).
+    handover: Vec<Event>,
 }
 
 /// Which frames an engine launches as one CUDA graph each.
@@ -405,7 +434,7 @@ const GRAPH_DEVICE_PIXELS: usize = 960 * 540;
 
 /// Orders everything queued so far on each of `streams` before anything queued on any of them
 /// afterwards (one event per stream, waited for by the others).
-fn barrier(events: &[Event; 3], streams: [&Stream; 3]) -> CudaResult<()> {
+fn barrier(events: &[Event], streams: &[&Stream]) -> CudaResult<()> {
     for (e, s) in events.iter().zip(streams) {
         e.record(s)?;
     }
@@ -417,6 +446,12 @@ fn barrier(events: &[Event; 3], streams: [&Stream; 3]) -> CudaResult<()> {
         }
     }
     Ok(())
+}
+
+/// `VMAFCUDA_CUDA_GRAPH_OVERLAP=0`: graphs of consecutive frames one after another on the main
+/// stream ([`Launch::Graph`]) even where they could overlap ([`Lanes`]); for measurements.
+fn overlap_allowed() -> bool {
+    std::env::var("VMAFCUDA_CUDA_GRAPH_OVERLAP").as_deref() != Ok("0")
 }
 
 /// `VMAFCUDA_CUDA_GRAPHS=0` (never), `1` (every frame), anything else or unset: [`GraphUse::Auto`].
@@ -443,14 +478,18 @@ pub struct GpuFeatures {
     side: Stream,
     aux: Stream,
     copy: Stream,
+    /// Graphs of consecutive frames overlap (see [`Lanes`]).
+    lanes: Option<Lanes>,
     /// Per slot: ADM's, VIF's and motion + PSNR's part of the frame is over.
     done: Vec<Event>,
     side_done: Vec<Event>,
     aux_done: Vec<Event>,
     /// Per slot: the host frame's upload is over (host frames only).
     staged: Vec<Event>,
-    adm: Vec<GpuAdm>,
-    vif: Vec<GpuVif>,
+    /// The plan's ADM and VIF instances, per copy of their scratch: one copy, or one per slot
+    /// when graphs overlap ([`Lanes`]; slot `s` uses copy `s % copies`).
+    adm: Vec<Vec<GpuAdm>>,
+    vif: Vec<Vec<GpuVif>>,
     motion: GpuMotion,
     psnr: Option<PsnrState>,
     kernels: GpuKernels,
@@ -471,16 +510,39 @@ impl GpuFeatures {
         let events =
             || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
         let (done, side_done, aux_done, staged) = (events()?, events()?, events()?, events()?);
-        let mut adm = plan
-            .adm
-            .iter()
-            .map(|(egl, _)| GpuAdm::new(ctx, kernels.adm.clone(), w, h, bpc, *egl, SLOTS))
-            .collect::<CudaResult<Vec<_>>>()?;
-        let mut vif = plan
-            .vif
-            .iter()
-            .map(|(egl, _)| GpuVif::new(ctx, kernels.vif.clone(), w, h, bpc, *egl, SLOTS))
-            .collect::<CudaResult<Vec<_>>>()?;
+        let adm_copy = || {
+            plan.adm
+                .iter()
+                .map(|(egl, _)| GpuAdm::new(ctx, kernels.adm.clone(), w, h, bpc, *egl, SLOTS))
+                .collect::<CudaResult<Vec<_>>>()
+        };
+        let vif_copy = || {
+            plan.vif
+                .iter()
+                .map(|(egl, _)| GpuVif::new(ctx, kernels.vif.clone(), w, h, bpc, *egl, SLOTS))
+                .collect::<CudaResult<Vec<_>>>()
+        };
+        let graph_use = graph_use();
+        let graphs = graph_use != GraphUse::Never;
+        let mut adm = vec![adm_copy()?];
+        let mut vif = vec![vif_copy()?];
+        let small = w * h <= GRAPH_DEVICE_PIXELS;
+        let lanes = if graphs
+            && (small || graph_use == GraphUse::Always)
+            && overlap_allowed()
+            && !adm[0].iter().any(GpuAdm::carries_state)
+        {
+            for _ in 1..SLOTS {
+                adm.push(adm_copy()?);
+                vif.push(vif_copy()?);
+            }
+            Some(Lanes {
+                stream: Stream::new(ctx)?,
+                joined: Event::new(ctx, false)?,
+            })
+        } else {
+            None
+        };
         let motion = GpuMotion::new(ctx, kernels.motion.clone(), w, h, bpc, SLOTS)?;
         let psnr = if plan.psnr {
             let blocks = super::psnr::MAX_BLOCKS.min(h as u32).max(1);
@@ -507,19 +569,23 @@ impl GpuFeatures {
             }
             s.synchronize()?;
         }
-        let graph_use = graph_use();
-        let graphs = graph_use != GraphUse::Never;
-        for a in &mut adm {
+        if let Some(l) = &lanes {
+            l.joined.record(&l.stream)?;
+            l.stream.synchronize()?;
+        }
+        for a in adm.iter_mut().flatten() {
             a.set_captured(graphs);
         }
-        for v in &mut vif {
+        for v in vif.iter_mut().flatten() {
             v.set_captured(graphs);
         }
+        let streams = 3 + usize::from(lanes.is_some());
         Ok(GpuFeatures {
             stream,
             side,
             aux,
             copy,
+            lanes,
             done,
             side_done,
             aux_done,
@@ -534,17 +600,15 @@ impl GpuFeatures {
             next_slot: 0,
             graphs: if graphs {
                 Some(Graphs {
-                    device_frames: graph_use == GraphUse::Always || w * h <= GRAPH_DEVICE_PIXELS,
+                    device_frames: graph_use == GraphUse::Always || small,
                     execs: (0..SLOTS).map(|_| None).collect(),
                     fork: Event::new(ctx, false)?,
                     side_joined: Event::new(ctx, false)?,
                     aux_joined: Event::new(ctx, false)?,
-                    last_graphed: None,
-                    handover: [
-                        Event::new(ctx, false)?,
-                        Event::new(ctx, false)?,
-                        Event::new(ctx, false)?,
-                    ],
+                    last_launch: None,
+                    handover: (0..streams)
+                        .map(|_| Event::new(ctx, false))
+                        .collect::<CudaResult<_>>()?,
                 })
             } else {
                 None
@@ -557,8 +621,13 @@ impl GpuFeatures {
     /// streams, so it is ordered after the last frame's work and before the next frame's.
     pub fn reset_session(&mut self) -> CudaResult<()> {
         self.motion.reset();
-        for adm in &mut self.adm {
+        for adm in self.adm.iter_mut().flatten() {
             adm.reset(&self.stream)?;
+        }
+        if let Some(l) = &self.lanes {
+            // The copies' next frames may be graphs on the lane.
+            l.joined.record(&self.stream)?;
+            l.joined.wait_in(&l.stream)?;
         }
         Ok(())
     }
@@ -580,7 +649,18 @@ impl GpuFeatures {
             e.record(s)?;
             e.wait_in(&self.stream)?;
         }
+        if let Some(l) = &self.lanes {
+            l.joined.record(&l.stream)?;
+            l.joined.wait_in(&self.stream)?;
+        }
         Ok(())
+    }
+
+    /// Every stream frames run on: main, side, aux and, with overlapping graphs, the lane.
+    fn streams(&self) -> Vec<&Stream> {
+        let mut streams = vec![&self.stream, &self.side, &self.aux];
+        streams.extend(self.lanes.as_ref().map(|l| &l.stream));
+        streams
     }
 
     /// Frames submitted whose results have not been returned yet.
@@ -824,7 +904,9 @@ impl GpuFeatures {
     /// After a failed submission: wait until nothing queued can still touch the caller's or
     /// the slots' memory, and forget what was in flight (its results are lost with the error).
     fn abort(&mut self) {
-        for s in [&self.stream, &self.side, &self.aux, &self.copy] {
+        let mut streams = self.streams();
+        streams.push(&self.copy);
+        for s in streams {
             if let Err(e) = s.synchronize() {
                 eprintln!("vmafcuda: draining a GPU stream after an error failed: {e}");
             }
@@ -866,17 +948,38 @@ impl GpuFeatures {
             .graphs
             .as_ref()
             .is_some_and(|g| uploaded || g.device_frames);
-        if let Some(g) = &mut self.graphs {
-            // A graph runs its VIF and motion/PSNR work in the main stream's order, separate
-            // launches on the side and aux streams: where one way follows the other, the
-            // features' scratch and motion's previous frame would be shared unordered.
-            if g.last_graphed.is_some_and(|last| last != graphed) {
-                barrier(&g.handover, [&self.stream, &self.side, &self.aux])?;
+        // Uploaded frames from 960x540 up keep their graphs one after another: a slot's upload
+        // waits for the slot's last frame, and while graphs overlap, frames end later
+        // (1920x1080 pinned pictures: 7,134 fps one after another, 5,143 overlapping; H100).
+        let overlap = self.lanes.is_some()
+            && (!uploaded || self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS);
+        let launch = match (graphed, overlap) {
+            (false, _) => Launch::Streams,
+            (true, false) => Launch::Graph,
+            (true, true) => Launch::Overlapped,
+        };
+        if let Some(g) = &self.graphs {
+            // Each way orders the features' work differently (a graph runs its VIF and
+            // motion/PSNR work in its launch stream's order, separate launches on the side and
+            // aux streams; overlapping graphs run motion beside them): where one way follows
+            // another, the features' scratch and motion's previous frame would be shared
+            // unordered.
+            if g.last_launch.is_some_and(|last| last != launch) {
+                barrier(&g.handover, &self.streams())?;
             }
-            g.last_graphed = Some(graphed);
+        }
+        if let Some(g) = &mut self.graphs {
+            g.last_launch = Some(launch);
         }
         let graphs = if graphed { self.graphs.take() } else { None };
         let chroma_pixels = if let Some(mut graphs) = graphs {
+            if uploaded {
+                self.staged[slot].wait_in(self.launch_stream_of(slot, launch))?;
+                if launch == Launch::Overlapped {
+                    // Motion runs beside the graph, on the aux stream.
+                    self.staged[slot].wait_in(&self.aux)?;
+                }
+            }
             // SAFETY: forwarded from this function's contract.
             let launched = unsafe {
                 self.enqueue_graph(
@@ -885,7 +988,7 @@ impl GpuFeatures {
                     reference,
                     distorted,
                     &chroma_pairs,
-                    uploaded,
+                    launch,
                 )
             };
             self.graphs = Some(graphs);
@@ -900,27 +1003,30 @@ impl GpuFeatures {
                 }
             }
             // SAFETY: forwarded from this function's contract.
-            let chroma_pixels =
-                unsafe { self.queue_work(slot, reference, distorted, &chroma_pairs) }?;
+            let chroma_pixels = unsafe {
+                self.queue_work(slot, reference, distorted, &chroma_pairs, Launch::Streams)
+            }?;
             self.side_done[slot].record(&self.side)?;
             self.aux_done[slot].record(&self.aux)?;
             chroma_pixels
         };
-        // A graph joins its streams back into the main one: `done` alone marks its end.
-        self.done[slot].record(&self.stream)?;
+        // A graph joins its streams back into the one it was launched on.
+        self.done[slot].record(self.launch_stream_of(slot, launch))?;
         self.in_flight.push_back(InFlight {
             slot,
             tag,
             chroma_pixels,
-            graphed,
+            launch,
         });
         self.next_slot = (slot + 1) % SLOTS;
         Ok(())
     }
 
     /// Captures the frame's work (fork, [`GpuFeatures::queue_work`], join), updates or makes
-    /// the slot's executable graph from it and launches that on the main stream, after the
-    /// upload of a host frame. Returns the chroma pixel count as `queue_work` does.
+    /// the slot's executable graph from it and launches that on the main stream, or for
+    /// [`Launch::Overlapped`] on the slot's lane after queuing motion on the aux stream. The
+    /// caller has made those streams wait for a host frame's upload. Returns the chroma pixel
+    /// count as `queue_work` does.
     ///
     /// # Safety
     /// As [`GpuFeatures::enqueue`].
@@ -931,21 +1037,32 @@ impl GpuFeatures {
         reference: &DevicePicture,
         distorted: &DevicePicture,
         chroma_pairs: &[(DevicePlane, DevicePlane, bool)],
-        uploaded: bool,
+        launch: Launch,
     ) -> CudaResult<Option<usize>> {
-        if uploaded {
-            self.staged[slot].wait_in(&self.stream)?;
+        let overlapped = launch == Launch::Overlapped;
+        if overlapped && self.plan.motion {
+            // Motion outside the graph, in frame order on the aux stream (see Lanes).
+            // SAFETY: as in queue_work.
+            unsafe { self.motion.enqueue(&self.aux, &reference.luma, slot) }?;
+            self.aux_done[slot].record(&self.aux)?;
         }
-        let capture = Capture::begin(&self.stream)?;
-        graphs.fork.record(&self.stream)?;
+        let on = self.launch_stream_of(slot, launch);
+        let capture = Capture::begin(on)?;
+        graphs.fork.record(on)?;
         graphs.fork.wait_in(&self.side)?;
-        graphs.fork.wait_in(&self.aux)?;
+        if !overlapped {
+            graphs.fork.wait_in(&self.aux)?;
+        }
         // SAFETY: forwarded from this function's contract.
-        let chroma_pixels = unsafe { self.queue_work(slot, reference, distorted, chroma_pairs) }?;
+        let chroma_pixels =
+            unsafe { self.queue_work(slot, reference, distorted, chroma_pairs, launch) }?;
+        let on = self.launch_stream_of(slot, launch);
         graphs.side_joined.record(&self.side)?;
-        graphs.side_joined.wait_in(&self.stream)?;
-        graphs.aux_joined.record(&self.aux)?;
-        graphs.aux_joined.wait_in(&self.stream)?;
+        graphs.side_joined.wait_in(on)?;
+        if !overlapped {
+            graphs.aux_joined.record(&self.aux)?;
+            graphs.aux_joined.wait_in(on)?;
+        }
         let graph = capture.end()?;
         let exec = &mut graphs.execs[slot];
         let updated = match exec {
@@ -959,12 +1076,23 @@ impl GpuFeatures {
         }
         exec.as_ref()
             .expect("instantiated above")
-            .launch(&self.stream)?;
+            .launch(self.launch_stream_of(slot, launch))?;
         Ok(chroma_pixels)
     }
 
+    /// The stream a frame's work is launched on, or its graph when it is one: the main stream,
+    /// or for overlapping graphs the slot's lane.
+    fn launch_stream_of(&self, slot: usize, launch: Launch) -> &Stream {
+        match (launch, &self.lanes) {
+            (Launch::Overlapped, Some(l)) if slot % 2 == 1 => &l.stream,
+            _ => &self.stream,
+        }
+    }
+
     /// Queues the frame's features: ADM on the main stream, VIF on the side stream, motion and
-    /// PSNR on the aux stream. Returns the chroma pixel count when chroma PSNR is measured.
+    /// PSNR on the aux stream. For an overlapping graph ([`Launch::Overlapped`]): ADM on the
+    /// slot's lane, VIF and PSNR on the side stream, no motion (the caller queues it). Returns
+    /// the chroma pixel count when chroma PSNR is measured.
     ///
     /// # Safety
     /// As [`GpuFeatures::enqueue`].
@@ -974,21 +1102,30 @@ impl GpuFeatures {
         reference: &DevicePicture,
         distorted: &DevicePicture,
         chroma_pairs: &[(DevicePlane, DevicePlane, bool)],
+        launch: Launch,
     ) -> CudaResult<Option<usize>> {
         let bpc = self.plan.bpc;
         let (r, d) = (&reference.luma, &distorted.luma);
-        for adm in &mut self.adm {
+        let overlapped = launch == Launch::Overlapped;
+        let copy = slot % self.adm.len();
+        let adm_stream = match &self.lanes {
+            Some(l) if overlapped && slot % 2 == 1 => &l.stream,
+            _ => &self.stream,
+        };
+        let aux = if overlapped { &self.side } else { &self.aux };
+        for adm in &mut self.adm[copy] {
             // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
-            // contract); the feature's slot is free (claim_slot).
-            unsafe { adm.enqueue(&self.stream, r, d, slot) }?;
+            // contract); the feature's slot is free (claim_slot), and so is the copy: its other
+            // slots' frames are ordered on the same stream, or collected (overlapping graphs).
+            unsafe { adm.enqueue(adm_stream, r, d, slot) }?;
         }
-        for vif in &mut self.vif {
+        for vif in &mut self.vif[copy] {
             // SAFETY: as above.
             unsafe { vif.enqueue(&self.side, r, d, slot) }?;
         }
-        if self.plan.motion {
+        if self.plan.motion && !overlapped {
             // SAFETY: as above.
-            unsafe { self.motion.enqueue(&self.aux, r, slot) }?;
+            unsafe { self.motion.enqueue(aux, r, slot) }?;
         }
         let mut chroma_pixels = None;
         if let Some(psnr) = &mut self.psnr {
@@ -1013,7 +1150,7 @@ impl GpuFeatures {
                 // `components` sums each.
                 unsafe {
                     self.kernels.psnr.enqueue_sse(
-                        &self.aux,
+                        aux,
                         pr,
                         pd,
                         *interleaved,
@@ -1034,7 +1171,7 @@ impl GpuFeatures {
                     psnr.sse_host.as_mut_ptr().add(8 * 3 * slot),
                     src,
                     8 * n,
-                    &self.aux,
+                    aux,
                 )
             }?;
         }
@@ -1047,19 +1184,21 @@ impl GpuFeatures {
             return Err(CudaError::InvalidArgument("no frame in flight".into()));
         };
         let slot = f.slot;
-        let events = if f.graphed { 1 } else { 3 };
-        for e in [
-            &self.done[slot],
-            &self.side_done[slot],
-            &self.aux_done[slot],
-        ]
-        .into_iter()
-        .take(events)
-        {
+        let events: &[&Event] = match f.launch {
+            Launch::Streams => &[
+                &self.done[slot],
+                &self.side_done[slot],
+                &self.aux_done[slot],
+            ],
+            Launch::Graph => &[&self.done[slot]],
+            Launch::Overlapped => &[&self.done[slot], &self.aux_done[slot]],
+        };
+        for e in events {
             e.synchronize()?;
         }
-        let adm = self.adm.iter().map(|a| a.scores(slot)).collect();
-        let vif = self.vif.iter().map(|v| v.scores(slot)).collect();
+        let copy = slot % self.adm.len();
+        let adm = self.adm[copy].iter().map(|a| a.scores(slot)).collect();
+        let vif = self.vif[copy].iter().map(|v| v.scores(slot)).collect();
         let motion_sum = if self.plan.motion {
             self.motion.sum(slot)?
         } else {
