@@ -98,6 +98,11 @@ pub mod shots;
 pub mod synth;
 pub mod y4m;
 
+/// The corpus clips' zstd decoding for the unit tests, shared with the integration tests.
+#[cfg(test)]
+#[path = "../tests/common/zst.rs"]
+mod test_zst;
+
 pub use error::{Error, Result};
 pub use gpu_pipeline::{discard_prepared_cuda, engine_counts, prepare_cuda, EngineCounts};
 pub use scorer::{Geometry, GpuTeardown, Rebuild, Scorer, ScorerConfig};

@@ -207,7 +207,7 @@ fn corpus_pair(pair: &str, n: usize) -> Vec<Pair> {
     let open = |name: &str| {
         let path = dir.join("video").join(format!("{name}.y4m.zst"));
         let file = File::open(&path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
-        let dec = zstd::stream::read::Decoder::new(file).expect("zstd");
+        let dec = common::zst::reader(BufReader::new(file)).expect("zstd");
         Y4mReader::new(BufReader::new(dec), &path).expect("y4m header")
     };
     let mut r = open(reference);

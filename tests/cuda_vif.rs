@@ -211,7 +211,7 @@ fn clip_frames(clip: &str, n: usize) -> Vec<PlaneBuf> {
             path.display()
         )
     });
-    let decoder = zstd::Decoder::new(file).expect("zstd stream");
+    let decoder = common::zst::reader(BufReader::new(file)).expect("zstd stream");
     let mut reader =
         Y4mReader::new(BufReader::with_capacity(1 << 20, decoder), &path).expect("y4m header");
     (0..n)

@@ -7,6 +7,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
+#[path = "../../tests/common/zst.rs"]
+mod zst;
+
 const PAIR: &str = "s_rocket_176x144__x264_crf32";
 
 fn manifest_dir() -> PathBuf {
@@ -42,7 +45,7 @@ fn y4m(rel: &str) -> PathBuf {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let data = std::fs::read(corpus().join(rel)).expect("read clip");
         let tmp = out.with_extension(format!("{}.{n}.tmp", std::process::id()));
-        std::fs::write(&tmp, zstd::decode_all(&data[..]).expect("zstd")).expect("write clip");
+        std::fs::write(&tmp, zst::decode_all(&data).expect("zstd")).expect("write clip");
         std::fs::rename(&tmp, &out).expect("rename clip");
     }
     out

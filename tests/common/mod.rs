@@ -4,6 +4,7 @@
 pub mod gpu;
 pub mod report;
 pub mod synth;
+pub mod zst;
 
 use std::path::{Path, PathBuf};
 
@@ -55,7 +56,7 @@ pub fn y4m(rel: &str) -> PathBuf {
         return out;
     }
     let data = std::fs::read(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
-    let plain = zstd::decode_all(&data[..]).expect("zstd decode");
+    let plain = zst::decode_all(&data).expect("zstd decode");
     // Unique per process and thread: parallel tests may decompress the same clip at once.
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -44,7 +44,7 @@ pub fn y4m(name: &str) -> PathBuf {
     if !out.exists() {
         let src = corpus().join(format!("video/{name}.y4m.zst"));
         let data = std::fs::read(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-        std::fs::write(&out, zstd::decode_all(&data[..]).expect("zstd")).expect("write y4m");
+        std::fs::write(&out, zst::decode_all(&data).expect("zstd")).expect("write y4m");
     }
     out
 }
@@ -54,6 +54,9 @@ pub fn json(rel: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("json")
 }
+
+#[path = "../../../tests/common/zst.rs"]
+mod zst;
 
 // The process memory measures, shared with the engine's rebuild test.
 #[path = "../../../tests/common/memory.rs"]
