@@ -123,10 +123,11 @@ run() {
   local sanitizer=/usr/local/cuda/bin/compute-sanitizer
   if has sanitizer && [[ -x $sanitizer ]]; then
     # memcheck with leak checking on the whole engine (device frames, pipelined submissions
-    # across shots, the stateful-ADM width) and on a shot-rebuild run; racecheck on one short
-    # run of the whole engine.
+    # across shots, the stateful-ADM width, pinned pictures with failures injected mid-capture)
+    # and on a shot-rebuild run; racecheck on short runs of the whole engine (the stateful
+    # width in frame order, device frames as overlapping graphs).
     local rc
-    for spec in "cuda_scorer device_frames pipelined stateful" "rebuild cuda_rebuilds_do_not_grow_memory"; do
+    for spec in "cuda_scorer device_frames pipelined stateful pinned" "rebuild cuda_rebuilds_do_not_grow_memory"; do
       read -r exe filters <<<"$spec"
       [[ -x $bin/$exe ]] || continue
       echo "== compute-sanitizer memcheck $exe $filters" >>"$log"
@@ -141,7 +142,7 @@ run() {
       echo "== compute-sanitizer racecheck" >>"$log"
       rc=0
       CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool racecheck --error-exitcode 9 \
-        "$bin/cuda_scorer" --test-threads=1 stateful >"$out/.san" 2>&1 || rc=$?
+        "$bin/cuda_scorer" --test-threads=1 stateful device_frames >"$out/.san" 2>&1 || rc=$?
       cat "$out/.san" >>"$log"
       row "$(printf '%-40s rc=%-3s %s' "racecheck: cuda_scorer" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")"
     fi

@@ -38,8 +38,15 @@ use super::psnr::{stage_plane, PsnrKernels, STAGE_PARALLEL_BYTES};
 use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
-/// Frames in flight: while the GPU works on one, the host prepares (stages, enqueues) the next.
-pub const SLOTS: usize = 2;
+/// Frames in flight, at most: while the GPU works on them, the host prepares (stages, enqueues)
+/// the next. Engines whose frames' graphs overlap ([`Lanes`]) use all of them, the others
+/// [`SERIAL_SLOTS`]. Measured on an H100 (BENCHMARKS.md, 2026-11-27), overlapping graphs with
+/// three slots against two: 576x324 device frames 25,300-34,400 fps against 22,000-25,300,
+/// pinned 21,600-29,600 against 18,200-24,800, 960x540 pinned 21,500 against 17,000-17,300;
+/// a third slot for 1080p frames (one graph or launch after another) measured 1-3% slower.
+pub const SLOTS: usize = 3;
+/// Frames in flight in engines whose frames run one after another.
+const SERIAL_SLOTS: usize = 2;
 
 /// A picture in device memory, read in place in the caller's layout: the luma plane and, for
 /// PSNR, the chroma (8-bit: one byte per sample; 9..16-bit: little-endian `u16`, LSB-aligned or
@@ -379,12 +386,9 @@ enum Launch {
     Overlapped,
 }
 
-// Lanes serve two slots: even ones on the main stream, odd ones on the lane.
-const _: () = assert!(SLOTS == 2);
-
 /// Frames whose graphs overlap one another: each slot has its own copy of the ADM and VIF
-/// scratch, and a slot's graph is launched on a stream of its own (even slots: the main
-/// stream; odd ones: `stream`), so the next frame's graph starts while this one still runs.
+/// scratch, and a slot's graph is launched on a stream of its own (slot 0: the main stream;
+/// slot `k`: `streams[k - 1]`), so the next frame's graph starts while this one still runs.
 /// Motion, which reads the previous frame's blurred reference, stays outside the graphs, on the
 /// aux stream in frame order. A frame of 576x324 is a chain of short kernels that leaves most
 /// SMs idle: measured on an H100 (BENCHMARKS.md, 2026-11-27), frames in device memory ran
@@ -392,9 +396,16 @@ const _: () = assert!(SLOTS == 2);
 /// [`GRAPH_DEVICE_PIXELS`] (and every size with [`GraphUse::Always`]), not for ADM geometries
 /// whose frames carry a word of state ([`GpuAdm::carries_state`]): those need frame order.
 struct Lanes {
-    stream: Stream,
-    /// Orders the lane after the main stream, or the main stream after the lane.
+    streams: Vec<Stream>,
+    /// Orders the lanes after the main stream, or the main stream after a lane.
     joined: Event,
+}
+
+impl Lanes {
+    /// The stream of `slot`'s graphs: `main` for slot 0.
+    fn of<'a>(&'a self, slot: usize, main: &'a Stream) -> &'a Stream {
+        slot.checked_sub(1).map_or(main, |k| &self.streams[k])
+    }
 }
 
 /// A frame's work as one CUDA graph per slot ([`super::graph`]): captured every frame, the
@@ -495,6 +506,8 @@ pub struct GpuFeatures {
     kernels: GpuKernels,
     plan: FeaturePlan,
     in_flight: std::collections::VecDeque<InFlight>,
+    /// Slots in use: [`SLOTS`] with overlapping graphs, else [`SERIAL_SLOTS`].
+    slots: usize,
     next_slot: usize,
     graphs: Option<Graphs>,
 }
@@ -537,7 +550,9 @@ impl GpuFeatures {
                 vif.push(vif_copy()?);
             }
             Some(Lanes {
-                stream: Stream::new(ctx)?,
+                streams: (1..SLOTS)
+                    .map(|_| Stream::new(ctx))
+                    .collect::<CudaResult<_>>()?,
                 joined: Event::new(ctx, false)?,
             })
         } else {
@@ -570,8 +585,10 @@ impl GpuFeatures {
             s.synchronize()?;
         }
         if let Some(l) = &lanes {
-            l.joined.record(&l.stream)?;
-            l.stream.synchronize()?;
+            for s in &l.streams {
+                l.joined.record(s)?;
+                s.synchronize()?;
+            }
         }
         for a in adm.iter_mut().flatten() {
             a.set_captured(graphs);
@@ -579,7 +596,8 @@ impl GpuFeatures {
         for v in vif.iter_mut().flatten() {
             v.set_captured(graphs);
         }
-        let streams = 3 + usize::from(lanes.is_some());
+        let streams = 3 + lanes.as_ref().map_or(0, |l| l.streams.len());
+        let slots = if lanes.is_some() { SLOTS } else { SERIAL_SLOTS };
         Ok(GpuFeatures {
             stream,
             side,
@@ -597,6 +615,7 @@ impl GpuFeatures {
             kernels: kernels.clone(),
             plan: plan.clone(),
             in_flight: std::collections::VecDeque::with_capacity(SLOTS),
+            slots,
             next_slot: 0,
             graphs: if graphs {
                 Some(Graphs {
@@ -625,9 +644,11 @@ impl GpuFeatures {
             adm.reset(&self.stream)?;
         }
         if let Some(l) = &self.lanes {
-            // The copies' next frames may be graphs on the lane.
+            // The copies' next frames may be graphs on the lanes.
             l.joined.record(&self.stream)?;
-            l.joined.wait_in(&l.stream)?;
+            for s in &l.streams {
+                l.joined.wait_in(s)?;
+            }
         }
         Ok(())
     }
@@ -641,7 +662,7 @@ impl GpuFeatures {
     /// Makes the main stream wait for everything queued so far on the other streams (the last
     /// frame's VIF, motion and PSNR): work queued on it afterwards comes after all of it.
     pub(super) fn join(&mut self) -> CudaResult<()> {
-        let slot = (self.next_slot + SLOTS - 1) % SLOTS;
+        let slot = (self.next_slot + self.slots - 1) % self.slots;
         for (e, s) in [
             (&self.side_done[slot], &self.side),
             (&self.aux_done[slot], &self.aux),
@@ -650,8 +671,10 @@ impl GpuFeatures {
             e.wait_in(&self.stream)?;
         }
         if let Some(l) = &self.lanes {
-            l.joined.record(&l.stream)?;
-            l.joined.wait_in(&self.stream)?;
+            for s in &l.streams {
+                l.joined.record(s)?;
+                l.joined.wait_in(&self.stream)?;
+            }
         }
         Ok(())
     }
@@ -659,7 +682,7 @@ impl GpuFeatures {
     /// Every stream frames run on: main, side, aux and, with overlapping graphs, the lane.
     fn streams(&self) -> Vec<&Stream> {
         let mut streams = vec![&self.stream, &self.side, &self.aux];
-        streams.extend(self.lanes.as_ref().map(|l| &l.stream));
+        streams.extend(self.lanes.iter().flat_map(|l| &l.streams));
         streams
     }
 
@@ -1018,7 +1041,7 @@ impl GpuFeatures {
             chroma_pixels,
             launch,
         });
-        self.next_slot = (slot + 1) % SLOTS;
+        self.next_slot = (slot + 1) % self.slots;
         Ok(())
     }
 
@@ -1054,15 +1077,21 @@ impl GpuFeatures {
             graphs.fork.wait_in(&self.aux)?;
         }
         // SAFETY: forwarded from this function's contract.
-        let chroma_pixels =
-            unsafe { self.queue_work(slot, reference, distorted, chroma_pairs, launch) }?;
+        let queued = unsafe { self.queue_work(slot, reference, distorted, chroma_pairs, launch) };
+        // Joined back even when queuing failed: a capture ends cleanly (and is thrown away
+        // with the error) only once every stream that joined it has joined back.
         let on = self.launch_stream_of(slot, launch);
-        graphs.side_joined.record(&self.side)?;
-        graphs.side_joined.wait_in(on)?;
-        if !overlapped {
-            graphs.aux_joined.record(&self.aux)?;
-            graphs.aux_joined.wait_in(on)?;
-        }
+        let joined = (|| {
+            graphs.side_joined.record(&self.side)?;
+            graphs.side_joined.wait_in(on)?;
+            if !overlapped {
+                graphs.aux_joined.record(&self.aux)?;
+                graphs.aux_joined.wait_in(on)?;
+            }
+            Ok(())
+        })();
+        let chroma_pixels = queued?;
+        joined?;
         let graph = capture.end()?;
         let exec = &mut graphs.execs[slot];
         let updated = match exec {
@@ -1084,7 +1113,7 @@ impl GpuFeatures {
     /// or for overlapping graphs the slot's lane.
     fn launch_stream_of(&self, slot: usize, launch: Launch) -> &Stream {
         match (launch, &self.lanes) {
-            (Launch::Overlapped, Some(l)) if slot % 2 == 1 => &l.stream,
+            (Launch::Overlapped, Some(l)) => l.of(slot, &self.stream),
             _ => &self.stream,
         }
     }
@@ -1109,7 +1138,7 @@ impl GpuFeatures {
         let overlapped = launch == Launch::Overlapped;
         let copy = slot % self.adm.len();
         let adm_stream = match &self.lanes {
-            Some(l) if overlapped && slot % 2 == 1 => &l.stream,
+            Some(l) if overlapped => l.of(slot, &self.stream),
             _ => &self.stream,
         };
         let aux = if overlapped { &self.side } else { &self.aux };
