@@ -679,7 +679,7 @@ impl GpuFeatures {
         Ok(())
     }
 
-    /// Every stream frames run on: main, side, aux and, with overlapping graphs, the lane.
+    /// Every stream frames run on: main, side, aux and, with overlapping graphs, the lanes.
     fn streams(&self) -> Vec<&Stream> {
         let mut streams = vec![&self.stream, &self.side, &self.aux];
         streams.extend(self.lanes.iter().flat_map(|l| &l.streams));
