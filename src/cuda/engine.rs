@@ -392,7 +392,8 @@ enum Launch {
 /// Motion, which reads the previous frame's blurred reference, stays outside the graphs, on the
 /// aux stream in frame order. A frame of 576x324 is a chain of short kernels that leaves most
 /// SMs idle: measured on an H100 (BENCHMARKS.md, 2026-11-27), frames in device memory ran
-/// 19,150 fps as graphs one after another and 22,200-23,700 overlapping. Used for frames up to
+/// 19,150 fps as graphs one after another and 24,200-36,600 overlapping with three slots
+/// (two rates, about 24,000 or 35,000; cause not found). Used for frames up to
 /// [`GRAPH_DEVICE_PIXELS`] (and every size with [`GraphUse::Always`]), not for ADM geometries
 /// whose frames carry a word of state ([`GpuAdm::carries_state`]): those need frame order.
 struct Lanes {
