@@ -25,7 +25,7 @@ done
 
 # Debian 12 package: what needs it.
 needed=(
-  "gcc:the C compiler and linker (rustc links through cc; zstd-sys and the C API test compile C)"
+  "gcc:the C compiler and linker (rustc links through cc; the C API test compiles C)"
   "libc6-dev:C runtime objects and headers for linking"
   "pkg-config:finds GStreamer for the gstreamer-rs crates"
   "libgstreamer1.0-dev:builds the GStreamer element (gst-vmafcuda)"
