@@ -394,12 +394,49 @@ enum Launch {
 /// SMs idle: measured on an H100 (BENCHMARKS.md, 2026-11-27), frames in device memory ran
 /// 19,150 fps as graphs one after another and 24,200-36,600 overlapping with three slots
 /// (two rates, about 24,000 or 35,000; cause not found). Used for frames up to
-/// [`GRAPH_DEVICE_PIXELS`] (and every size with [`GraphUse::Always`]), not for ADM geometries
-/// whose frames carry a word of state ([`GpuAdm::carries_state`]): those need frame order.
+/// [`GRAPH_DEVICE_PIXELS`] (and every size with [`GraphUse::Always`]) by at most
+/// [`OVERLAPPING_ENGINES`] engines at once, not for ADM geometries whose frames carry a word of
+/// state ([`GpuAdm::carries_state`]): those need frame order.
 struct Lanes {
     streams: Vec<Stream>,
     /// Orders the lanes after the main stream, or the main stream after a lane.
     joined: Event,
+    _ticket: OverlapTicket,
+}
+
+/// Engines of this process whose graphs overlap, at most [`OVERLAPPING_ENGINES`].
+static OVERLAPPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The engines of this process that may overlap their frames' graphs at once: with full
+/// rebuilds, a scorer's current engine and the next one, for two scorers. More scorers fill
+/// the GPU by themselves, and overlapping only adds streams and frames in flight there.
+/// Measured on an H100 at 576x324 (BENCHMARKS.md, 2026-11-27), aggregate fps: with every
+/// engine overlapping against none, 1 scorer 25,300-28,100 against 18,700-18,900, 16 scorers
+/// 30,700-31,400 against 34,800-35,300; with this limit against none (another machine), 1
+/// scorer 22,200-22,800 against 18,500-18,700, 16 scorers 26,300-29,600 against 28,800-30,200,
+/// 64 scorers 30,100-32,400 against 31,300-31,800.
+const OVERLAPPING_ENGINES: usize = 4;
+
+/// One of the [`OVERLAPPING_ENGINES`] places, held by an engine's [`Lanes`] (taken when the
+/// engine is built, so scorers that start together count one another).
+struct OverlapTicket(());
+
+impl OverlapTicket {
+    fn take() -> Option<OverlapTicket> {
+        use std::sync::atomic::Ordering;
+        OVERLAPPING
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < OVERLAPPING_ENGINES).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| OverlapTicket(()))
+    }
+}
+
+impl Drop for OverlapTicket {
+    fn drop(&mut self) {
+        OVERLAPPING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Lanes {
@@ -541,23 +578,27 @@ impl GpuFeatures {
         let mut adm = vec![adm_copy()?];
         let mut vif = vec![vif_copy()?];
         let small = w * h <= GRAPH_DEVICE_PIXELS;
-        let lanes = if graphs
+        let ticket = (graphs
             && (small || graph_use == GraphUse::Always)
             && overlap_allowed()
-            && !adm[0].iter().any(GpuAdm::carries_state)
-        {
-            for _ in 1..SLOTS {
-                adm.push(adm_copy()?);
-                vif.push(vif_copy()?);
+            && !adm[0].iter().any(GpuAdm::carries_state))
+        .then(OverlapTicket::take)
+        .flatten();
+        let lanes = match ticket {
+            Some(ticket) => {
+                for _ in 1..SLOTS {
+                    adm.push(adm_copy()?);
+                    vif.push(vif_copy()?);
+                }
+                Some(Lanes {
+                    streams: (1..SLOTS)
+                        .map(|_| Stream::new(ctx))
+                        .collect::<CudaResult<_>>()?,
+                    joined: Event::new(ctx, false)?,
+                    _ticket: ticket,
+                })
             }
-            Some(Lanes {
-                streams: (1..SLOTS)
-                    .map(|_| Stream::new(ctx))
-                    .collect::<CudaResult<_>>()?,
-                joined: Event::new(ctx, false)?,
-            })
-        } else {
-            None
+            None => None,
         };
         let motion = GpuMotion::new(ctx, kernels.motion.clone(), w, h, bpc, SLOTS)?;
         let psnr = if plan.psnr {
