@@ -530,10 +530,9 @@ impl CudaEngine {
         };
         let loaded = t.elapsed();
         let (features, staging) = cuda::with_pools(pools.as_ref(), || -> CudaResult<_> {
-            Ok((
-                cuda::GpuFeatures::new(&kernels, plan)?,
-                cuda::HostStaging::with_shape(ctx, shape)?,
-            ))
+            let features = cuda::GpuFeatures::new(&kernels, plan)?;
+            let staging = cuda::HostStaging::with_shape(ctx, shape, features.slots())?;
+            Ok((features, staging))
         })?;
         Ok(CudaEngine {
             features: Some(features),

@@ -243,8 +243,9 @@ impl HostStaging {
     }
 
     /// Staging with every buffer made for frames whose planes (in staging order) have these
-    /// sizes ([`HostStaging::shape`] of a previous staging); empty `shape`: as [`HostStaging::new`].
-    pub fn with_shape(ctx: &Context, shape: &[PlaneDims]) -> CudaResult<HostStaging> {
+    /// sizes ([`HostStaging::shape`] of a previous staging), for an engine of `slots` slots
+    /// ([`GpuFeatures::slots`]); empty `shape`: as [`HostStaging::new`].
+    pub fn with_shape(ctx: &Context, shape: &[PlaneDims], slots: usize) -> CudaResult<HostStaging> {
         let mut staging = HostStaging::new(ctx);
         if shape.is_empty() {
             return Ok(staging);
@@ -252,7 +253,7 @@ impl HostStaging {
         for set in 0..KEPT {
             staging.ensure_pinned(set, shape)?;
         }
-        for slot in 0..SLOTS {
+        for slot in 0..slots.min(SLOTS) {
             staging.ensure_planes(slot, shape)?;
         }
         Ok(staging)
@@ -726,6 +727,11 @@ impl GpuFeatures {
         let mut streams = vec![&self.stream, &self.side, &self.aux];
         streams.extend(self.lanes.iter().flat_map(|l| &l.streams));
         streams
+    }
+
+    /// Frames in flight at most: [`SLOTS`] with overlapping graphs, else 2.
+    pub fn slots(&self) -> usize {
+        self.slots
     }
 
     /// Frames submitted whose results have not been returned yet.
