@@ -405,6 +405,19 @@ struct Lanes {
     _ticket: OverlapTicket,
 }
 
+/// [`GpuFeatures::launch_stream_of`] on the engine's fields.
+fn launch_stream<'a>(
+    lanes: &'a Option<Lanes>,
+    main: &'a Stream,
+    slot: usize,
+    launch: Launch,
+) -> &'a Stream {
+    match (launch, lanes) {
+        (Launch::Overlapped, Some(l)) => l.of(slot, main),
+        _ => main,
+    }
+}
+
 /// Engines of this process whose graphs overlap, at most [`OVERLAPPING_ENGINES`].
 static OVERLAPPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -1160,10 +1173,7 @@ impl GpuFeatures {
     /// The stream a frame's work is launched on, or its graph when it is one: the main stream,
     /// or for overlapping graphs the slot's lane.
     fn launch_stream_of(&self, slot: usize, launch: Launch) -> &Stream {
-        match (launch, &self.lanes) {
-            (Launch::Overlapped, Some(l)) => l.of(slot, &self.stream),
-            _ => &self.stream,
-        }
+        launch_stream(&self.lanes, &self.stream, slot, launch)
     }
 
     /// Queues the frame's features: ADM on the main stream, VIF on the side stream, motion and
@@ -1185,10 +1195,8 @@ impl GpuFeatures {
         let (r, d) = (&reference.luma, &distorted.luma);
         let overlapped = launch == Launch::Overlapped;
         let copy = slot % self.adm.len();
-        let adm_stream = match &self.lanes {
-            Some(l) if overlapped => l.of(slot, &self.stream),
-            _ => &self.stream,
-        };
+        // (The fields, not launch_stream_of: self.adm is borrowed mutably below.)
+        let adm_stream = launch_stream(&self.lanes, &self.stream, slot, launch);
         let aux = if overlapped { &self.side } else { &self.aux };
         for adm in &mut self.adm[copy] {
             // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
