@@ -60,8 +60,10 @@ struct RebuildStats {
     rebuilds: usize,
     rss_slope: f64,
     rss_growth: i64,
-    /// Slope of the bytes allocated and not freed ([`heap_in_use`]), per rebuild.
+    /// Slope of the bytes allocated and not freed ([`heap_in_use`]), per rebuild, over the
+    /// whole run and over its first and second halves.
     heap_slope: f64,
+    heap_halves: (f64, f64),
     device_slope: f64,
     device_spread: usize,
     per_shot_ms: f64,
@@ -228,6 +230,10 @@ fn run(
         rebuilds,
         rss_slope: slope(&rss_samples, every as f64),
         heap_slope: slope(&heap_samples, every as f64),
+        heap_halves: {
+            let (a, b) = heap_samples.split_at(heap_samples.len() / 2);
+            (slope(a, every as f64), slope(b, every as f64))
+        },
         rss_growth: (rss_samples.last().copied().unwrap_or(0.0)
             - rss_samples.first().copied().unwrap_or(0.0)) as i64,
         device_slope: slope(&dev_samples, every as f64),
@@ -242,8 +248,8 @@ fn run(
 impl RebuildStats {
     fn report(&self, label: &str) {
         say(&format!(
-            "{} rebuilds {label}: RSS slope {:.1} B/rebuild (growth {} B after warm-up), heap in use slope {:.2} B/rebuild, device slope {:.1} B/rebuild (spread {} B), fds {} -> {}, {} GPU engines built, {:.3} ms per shot of 1-3 frames ({:.0} frames/s)",
-            self.rebuilds, self.rss_slope, self.rss_growth, self.heap_slope, self.device_slope, self.device_spread, self.fds.0, self.fds.1, self.engines_built, self.per_shot_ms, self.frames_per_s
+            "{} rebuilds {label}: RSS slope {:.1} B/rebuild (growth {} B after warm-up), heap in use slope {:.2} B/rebuild (halves {:.2} / {:.2}), device slope {:.1} B/rebuild (spread {} B), fds {} -> {}, {} GPU engines built, {:.3} ms per shot of 1-3 frames ({:.0} frames/s)",
+            self.rebuilds, self.rss_slope, self.rss_growth, self.heap_slope, self.heap_halves.0, self.heap_halves.1, self.device_slope, self.device_spread, self.fds.0, self.fds.1, self.engines_built, self.per_shot_ms, self.frames_per_s
         ));
     }
 
@@ -258,6 +264,29 @@ impl RebuildStats {
         );
         assert_eq!(self.fds.0, self.fds.1, "open file descriptors changed");
     }
+}
+
+/// The bytes in use of a CUDA run are flat when at least one half of the run moves by at most
+/// 8 B per rebuild (a leak shows in both halves, a one-off step of the allocator in one).
+fn heap_flat((first, second): (f64, f64)) -> bool {
+    first.min(second) <= 8.0 && first.max(second) >= -8.0
+}
+
+/// The judgement itself: a steady leak of 16 B per rebuild fails it, one 9.6 KiB step (which
+/// reads more than 8 B per rebuild over the whole run) does not.
+#[test]
+fn heap_judgement_catches_a_leak_and_forgives_a_step() {
+    let halves = |ys: &[f64]| {
+        let (a, b) = ys.split_at(ys.len() / 2);
+        (slope(a, 12.0), slope(b, 12.0))
+    };
+    let leak: Vec<f64> = (0..63).map(|i| 16.0 * 12.0 * i as f64).collect();
+    assert!(!heap_flat(halves(&leak)));
+    let step: Vec<f64> = (0..63).map(|i| if i < 20 { 0.0 } else { 9600.0 }).collect();
+    assert!(slope(&step, 12.0) > 8.0);
+    assert!(heap_flat(halves(&step)));
+    let shrink: Vec<f64> = leak.iter().map(|v| -v).collect();
+    assert!(!heap_flat(halves(&shrink)));
 }
 
 /// Under compute-sanitizer the tool's own bookkeeping grows host and device memory with every
@@ -331,13 +360,17 @@ fn cuda_rebuilds_do_not_grow_memory() {
             "device memory slope {} B per rebuild",
             stats.device_slope
         );
-        // A leak of n bytes per rebuild reads n here, byte for byte; RSS moves in pages (a
-        // 16 KiB step over 1,000 1080p rebuilds read 27.9 B per rebuild on an H100 with no
-        // leak behind it), so it is held to its total growth after the warm-up instead.
+        // A leak of n bytes per rebuild reads n here, byte for byte, in both halves of the
+        // run; RSS moves in pages (a 16 KiB step over 1,000 1080p rebuilds read 27.9 B per
+        // rebuild on an H100 with no leak behind it), so it is held to its total growth after
+        // the warm-up instead. The bytes in use can take one step as well: the allocator or the
+        // driver growing a table once (H100, 1,000 1080p rebuilds: +9.6 KiB between two
+        // samples, flat before and after, 7.6 B per rebuild over the run; another run 16.1).
+        // A step lands in one half, a leak in both: the smaller half is judged.
+        let (first, second) = stats.heap_halves;
         assert!(
-            stats.heap_slope.abs() <= 8.0,
-            "bytes in use grow {} B per rebuild",
-            stats.heap_slope
+            heap_flat(stats.heap_halves),
+            "bytes in use grow {first} B per rebuild in the first half of the run, {second} B in the second"
         );
         assert!(
             stats.rss_growth <= 256 << 10,
