@@ -222,6 +222,13 @@ fn device_run(
     // finished with them (push_device returns when the GPU is done reading).
     unsafe { scorer.push_device(r, d) }?;
     let (mut first, mut other) = (Vec::new(), Vec::with_capacity(spec.frames));
+    // VMAFCUDA_BENCH_TRACE=N: the rate of every N frames and the median host time of their
+    // submissions, on stderr (does a run keep one pace throughout?).
+    let trace = std::env::var("VMAFCUDA_BENCH_TRACE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0);
+    let mut trace_from = (Instant::now(), 0);
     let started = Instant::now();
     for i in 1..=spec.frames {
         let (r, d) = &pictures[i % pictures.len()];
@@ -234,6 +241,16 @@ fn device_run(
             first.push(ms);
         } else {
             other.push(ms);
+        }
+        if let Some(n) = trace.filter(|n| i % n == 0) {
+            let mut last: Vec<f64> = other[other.len().saturating_sub(n)..].to_vec();
+            eprintln!(
+                "trace: frames {}..={i}: {:.0} fps, submit median {:.4} ms",
+                trace_from.1 + 1,
+                (i - trace_from.1) as f64 / trace_from.0.elapsed().as_secs_f64(),
+                median_of(&mut last)
+            );
+            trace_from = (Instant::now(), i);
         }
     }
     scorer.drain_device()?;

@@ -423,7 +423,12 @@ static OVERLAPPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUs
 
 /// The engines of this process that may overlap their frames' graphs at once: with full
 /// rebuilds, a scorer's current engine and the next one, for two scorers. More scorers fill
-/// the GPU by themselves, and overlapping only adds streams and frames in flight there.
+/// the GPU by themselves, and overlapping only adds streams and frames in flight there; an
+/// engine that could overlap but finds no place left uses no graphs at all (with
+/// [`GraphUse::Auto`]): 16 and 64 threads capturing and updating graphs contend in the driver.
+/// Measured on an H100 at 576x324 in one call (BENCHMARKS.md, 2026-11-27, afternoon), those
+/// engines running graphs one after another against plain launches: 16 scorers 21,500-25,000
+/// against 29,400-33,300 fps, 64 scorers 20,700-24,600 against 33,400-33,700.
 /// Measured on an H100 at 576x324 (BENCHMARKS.md, 2026-11-27), aggregate fps: with every
 /// engine overlapping against none, 1 scorer 25,300-28,100 against 18,700-18,900, 16 scorers
 /// 30,700-31,400 against 34,800-35,300; with this limit against none (another machine), 1
@@ -592,12 +597,15 @@ impl GpuFeatures {
         let mut adm = vec![adm_copy()?];
         let mut vif = vec![vif_copy()?];
         let small = w * h <= GRAPH_DEVICE_PIXELS;
-        let ticket = (graphs
+        let could_overlap = graphs
             && (small || graph_use == GraphUse::Always)
             && overlap_allowed()
-            && !adm[0].iter().any(GpuAdm::carries_state))
-        .then(OverlapTicket::take)
-        .flatten();
+            && !adm[0].iter().any(GpuAdm::carries_state);
+        let ticket = could_overlap.then(OverlapTicket::take).flatten();
+        // With the places taken, many scorers fill the GPU by themselves, and their threads'
+        // captures and graph updates only contend in the driver: such an engine queues its
+        // frames as plain launches (see OVERLAPPING_ENGINES).
+        let graphs = graphs && !(could_overlap && ticket.is_none() && graph_use == GraphUse::Auto);
         let lanes = match ticket {
             Some(ticket) => {
                 for _ in 1..SLOTS {
