@@ -426,9 +426,10 @@ static OVERLAPPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUs
 /// the GPU by themselves, and overlapping only adds streams and frames in flight there; an
 /// engine that could overlap but finds no place left uses no graphs at all (with
 /// [`GraphUse::Auto`]): 16 and 64 threads capturing and updating graphs contend in the driver.
-/// Measured on an H100 at 576x324 in one call (BENCHMARKS.md, 2026-11-27, afternoon), those
-/// engines running graphs one after another against plain launches: 16 scorers 21,500-25,000
-/// against 29,400-33,300 fps, 64 scorers 20,700-24,600 against 33,400-33,700.
+/// Measured on an H100 at 576x324 in one call (BENCHMARKS.md, 2026-11-27, midday), aggregate
+/// fps with those engines running graphs one after another against plain launches: 16 scorers
+/// 27,500-29,400 against 35,300-35,500, 64 scorers 30,500-31,000 against 36,100-36,900 (every
+/// engine without graphs: 38,200-38,800 and 36,700-37,300; 4 scorers 31,200-32,700 all three).
 /// Measured on an H100 at 576x324 (BENCHMARKS.md, 2026-11-27), aggregate fps: with every
 /// engine overlapping against none, 1 scorer 25,300-28,100 against 18,700-18,900, 16 scorers
 /// 30,700-31,400 against 34,800-35,300; with this limit against none (another machine), 1
