@@ -336,6 +336,71 @@ __device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint
     }
 }
 
+// The vertical pass of 8-bit scale 0 on the tensor cores (vif_scale0_u8_mma, sm_80 and up;
+// opt-in, VMAFCUDA_VIF_MMA=1, while it is being measured). A tile's 16 output rows are the
+// 16 x 32 matrix T (row r: the 17 taps from column r) times its 32 input rows, for every
+// column: one mma.m16n8k32 per 8 columns. The taps do not fit a byte, so T = 256 Th + Tl
+// (Th <= 30); x², y² and xy do not either, so each is split into its high and low bytes.
+// Every product and partial sum is a non-negative integer: mu = 256 (Th x) + (Tl x) and
+// x² sums = 65536 (Th hi) + 256 (Th lo + Tl hi) + (Tl lo) in wrapping uint32 are exactly
+// libvmaf's (the true sums are below 2^32), whatever order the tensor cores add in.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define VIF_HAS_IMMA 1
+#else
+#define VIF_HAS_IMMA 0
+#endif
+
+// d += A (16 x 32 u8, row-major fragment) * B (32 x 8 u8, column-major fragment), in s32.
+__device__ __forceinline__ void mma_u8(int (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                       uint32_t b1) {
+#if VIF_HAS_IMMA
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    __trap();
+#endif
+}
+
+// This lane's A fragments of T's high and low tap bytes. Lane (g = lane / 4, q = lane % 4)
+// holds rows g (registers 0, 2) and g + 8 (1, 3), columns 4q..4q+3 (registers 0, 1) and
+// 16 + 4q.. (2, 3), element j of a register in its byte j.
+__device__ __forceinline__ void tap_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int reg = 0; reg < 4; ++reg) {
+        const int row = g + 8 * (reg & 1);
+        const int col0 = 4 * q + 16 * (reg >> 1);
+        uint32_t h = 0, l = 0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int k = col0 + j - row;
+            const uint32_t c = (k >= 0 && k < 17) ? kFilter0[k] : 0u;
+            h |= (c >> 8) << (8 * j);
+            l |= (c & 255u) << (8 * j);
+        }
+        hi[reg] = h;
+        lo[reg] = l;
+    }
+}
+
+// The high and low bytes of the four 16-bit products a_j * b_j of two registers' bytes.
+__device__ __forceinline__ void product_bytes(uint32_t a, uint32_t b, uint32_t& hi,
+                                              uint32_t& lo) {
+    uint32_t p[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        p[j] = ((a >> (8 * j)) & 255u) * ((b >> (8 * j)) & 255u);
+    }
+    lo = __byte_perm(__byte_perm(p[0], p[1], 0x0040), __byte_perm(p[2], p[3], 0x0040), 0x5410);
+    hi = __byte_perm(__byte_perm(p[0], p[1], 0x0051), __byte_perm(p[2], p[3], 0x0051), 0x5410);
+}
+
+// Columns of the transposed byte copy of a tile's input (32 rows, padded to 36 bytes so that
+// the fragment loads of one warp mostly fall in different banks).
+constexpr int kColBytes = 36;
+
 // One scale: statistic of a kTileW x kTileH tile (kTileW * kTileH / 4 threads, each with 4
 // horizontally adjacent pixels), and (kDecimate) the next scale's samples of the tile's even
 // rows and columns (one per thread and picture).
@@ -347,7 +412,7 @@ __device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint
 //   P010: 6; else 0): applied as the tile is loaded, so everything after sees libvmaf's
 //   LSB-aligned samples.
 template <int S, typename In, bool kNarrow, bool kDecimate, int kTileW, int kTileH, int kRows,
-          int P>
+          int P, bool kMma = false>
 __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_t ref_pitch,
                                           const uint8_t* __restrict__ dis, size_t dis_pitch,
                                           int w, int h, int sh_mu, int sh_sq, int sh_dec,
@@ -447,6 +512,72 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // read once for the kRows outputs it contributes to. Groups start every kRows rows, the
     // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
     // first rows are computed twice, with the same values).
+    if constexpr (kMma) {
+        static_assert(S == 0 && kNarrow && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
+                      "the tensor-core pass is 8-bit scale 0 on 16-row tiles");
+        // Transposed byte copies of both pictures' tiles: column c's 32 rows at
+        // s_t[p][c * kColBytes], four rows per 32-bit word (a B fragment register).
+        __shared__ __align__(16) uint8_t s_t[2][kInW * kColBytes];
+        for (int i = tid; i < 2 * kInW * 8; i += kBlock) {
+            const int p = i / (kInW * 8);
+            const int rest = i - p * (kInW * 8);
+            const int c = rest >> 3, r0 = 4 * (rest & 7);
+            const uint16_t(*src)[kInW] = p == 0 ? s_ref : s_dis;
+            const uint32_t word = (uint32_t)src[r0][c] | ((uint32_t)src[r0 + 1][c] << 8) |
+                                  ((uint32_t)src[r0 + 2][c] << 16) |
+                                  ((uint32_t)src[r0 + 3][c] << 24);
+            *reinterpret_cast<uint32_t*>(&s_t[p][c * kColBytes + r0]) = word;
+        }
+        __syncthreads();
+        uint32_t th[4], tl[4];
+        tap_fragments(th, tl);
+        const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
+        constexpr int kWarps = kBlock / 32;
+        for (int nb = warp; nb < kInW / 8; nb += kWarps) {
+            const int col = 8 * nb + g;
+            const uint32_t* xt = reinterpret_cast<const uint32_t*>(&s_t[0][col * kColBytes]);
+            const uint32_t* yt = reinterpret_cast<const uint32_t*>(&s_t[1][col * kColBytes]);
+            const uint32_t x0 = xt[q], x1 = xt[4 + q], y0 = yt[q], y1 = yt[4 + q];
+            // This lane's outputs: rows g and g + 8, columns 8 nb + 2q and + 1.
+            const int oc = 8 * nb + 2 * q;
+            {
+                int mh[4] = {0, 0, 0, 0}, ml[4] = {0, 0, 0, 0};
+                int nh[4] = {0, 0, 0, 0}, nl[4] = {0, 0, 0, 0};
+                mma_u8(mh, th, x0, x1);
+                mma_u8(ml, tl, x0, x1);
+                mma_u8(nh, th, y0, y1);
+                mma_u8(nl, tl, y0, y1);
+                const uint32_t rnd_mu = 1u << (sh_mu - 1);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int r = g + 8 * (e >> 1), c = oc + (e & 1);
+                    s_mu1[r][c] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
+                    s_mu2[r][c] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
+                }
+            }
+            // x², y², xy: high and low bytes of the products, per B register.
+#pragma unroll
+            for (int m = 0; m < 3; ++m) {
+                const uint32_t a0 = m == 1 ? y0 : x0, a1 = m == 1 ? y1 : x1;
+                const uint32_t b0 = m == 0 ? x0 : y0, b1 = m == 0 ? x1 : y1;
+                uint32_t h0, l0, h1, l1;
+                product_bytes(a0, b0, h0, l0);
+                product_bytes(a1, b1, h1, l1);
+                int hh[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, ll[4] = {0, 0, 0, 0};
+                mma_u8(hh, th, h0, h1);
+                mma_u8(mid, th, l0, l1);
+                mma_u8(mid, tl, h0, h1);
+                mma_u8(ll, tl, l0, l1);
+                uint32_t(*dst)[kInW] = m == 0 ? s_xx : (m == 1 ? s_yy : s_xy);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int r = g + 8 * (e >> 1), c = oc + (e & 1);
+                    dst[r][c] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) +
+                                (uint32_t)ll[e];
+                }
+            }
+        }
+    } else {
     constexpr int kGroups = (kTileH + kRows - 1) / kRows;
     static_assert(kRows <= kTileH, "rows per item");
     for (int i = tid; i < kGroups * kInW; i += kBlock) {
@@ -496,6 +627,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             }
         }
     }
+    }  // kMma
 
     // 4a. Decimation, vertical: the next filter at the tile's even rows, over the columns the
     // horizontal pass of the even columns reads. Conv column j is tile column
@@ -583,6 +715,13 @@ using namespace vif;
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8(VIF_SCALE_PARAMS) {
     vif_scale<0, uint8_t, true, true, kBigW, kBigH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
+        next_ref, next_dis, state);
+}
+
+// vif_scale0_u8 with the vertical pass on the tensor cores (sm_80 and up; traps below).
+extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8_mma(VIF_SCALE_PARAMS) {
+    vif_scale<0, uint8_t, true, true, kBigW, kBigH, 4, 4, true>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }

@@ -102,6 +102,21 @@ run() {
     done
   fi
 
+  # VIF's scale 0 with its vertical pass on the tensor cores (opt-in while measured,
+  # VMAFCUDA_VIF_MMA=1): the VIF kernels against the CPU, and the whole engine on the corpus.
+  if has tests; then
+    local t
+    for t in cuda_vif cuda_scorer; do
+      [[ -x $bin/$t ]] || continue
+      echo "== $t with VMAFCUDA_VIF_MMA=1" >>"$log"
+      local rc=0 part="$out/.part"
+      VMAFCUDA_VIF_MMA=1 CARGO_MANIFEST_DIR=$PWD timeout 300 "$bin/$t" --test-threads=4 >"$part" 2>&1 || rc=$?
+      cat "$part" >>"$log"
+      row "$(printf '%-20s rc=%-3s %s' "$t vif_mma=1" "$rc" "$(grep -a "^test result:" "$part" | tail -1 | sed 's/; finished.*//')")"
+      rm -f "$part"
+    done
+  fi
+
   # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
   # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins.
   if has ptx && [[ -x $bin/cuda_psnr ]]; then

@@ -50,6 +50,8 @@ pub struct VifKernels {
     big: [Function; 5],
     /// The latency kernels (`*_fine`), in the same order.
     fine: [Function; 5],
+    /// `vif_scale0_u8` with its vertical pass on the tensor cores, where wanted ([`mma_wanted`]).
+    mma: Option<Function>,
     /// [`cpu::log2_table`], 65536 `u16`.
     table: Arc<DeviceBuffer>,
     module: Module,
@@ -79,6 +81,11 @@ impl VifKernels {
                 f("vif_scale2_fine")?,
                 f("vif_scale3_fine")?,
             ],
+            mma: if mma_wanted(ctx) {
+                Some(f("vif_scale0_u8_mma")?)
+            } else {
+                None
+            },
             table: Arc::new(table),
             module,
         })
@@ -87,6 +94,18 @@ impl VifKernels {
     pub fn module(&self) -> &Module {
         &self.module
     }
+}
+
+/// `VMAFCUDA_VIF_MMA=1` on a device of compute capability 8.0 or more: 8-bit pictures' scale 0
+/// (throughput kernel) with its vertical pass on the tensor cores (`vif_scale0_u8_mma`, same
+/// sums). Off by default while it is being measured.
+fn mma_wanted(ctx: &Context) -> bool {
+    std::env::var("VMAFCUDA_VIF_MMA").as_deref() == Ok("1")
+        && super::probe().is_ok_and(|info| {
+            info.devices
+                .iter()
+                .any(|d| d.ordinal == ctx.device_ordinal() && d.compute_capability.0 >= 8)
+        })
 }
 
 /// The decimated pictures of one scale above 0, `w` x `h` packed `u16` samples each.
@@ -288,7 +307,10 @@ impl GpuVif {
                 &self.kernels.big
             };
             let function = match s {
-                0 if bpc == 8 => &kernels[0],
+                0 if bpc == 8 => match &self.kernels.mma {
+                    Some(mma) if !fine => mma,
+                    _ => &kernels[0],
+                },
                 0 => &kernels[1],
                 _ => &kernels[s + 1],
             };
