@@ -320,6 +320,13 @@ PY
       # Every requested row must be there, or the run says why (exit code, signal, timeout).
       row "$(printf 'bench %2s-bit rc=%s, %s of 3 sizes with a cuda device row' "$bpc" "$rc" "$(grep -c ' cuda device ' "$out/bench.part" || true)")"
     done
+    # The opt-in tensor-core VIF pass against the default, alternately (8-bit 1080p).
+    local m
+    for m in 0 1 0 1; do
+      echo "== bench 1080p 8-bit VMAFCUDA_VIF_MMA=$m" | tee -a "$out/bench.txt" >>"$log"
+      VMAFCUDA_VIF_MMA=$m timeout 120 "$bin.vmafcuda" bench --backend cuda --bpc 8 --size 1920x1080 \
+        --frames 1000 --cpu-frames 2 --stage-frames 300 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
+    done
   fi
 
   {
