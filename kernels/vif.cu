@@ -518,10 +518,12 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         // Transposed byte copies of both pictures' tiles: column c's 32 rows at
         // s_t[p][c * kColBytes], four rows per 32-bit word (a B fragment register).
         __shared__ __align__(16) uint8_t s_t[2][kInW * kColBytes];
+        // Consecutive threads take consecutive columns: their reads of one row and their word
+        // stores (9 words apart, odd) fall in different banks.
         for (int i = tid; i < 2 * kInW * 8; i += kBlock) {
             const int p = i / (kInW * 8);
             const int rest = i - p * (kInW * 8);
-            const int c = rest >> 3, r0 = 4 * (rest & 7);
+            const int r0 = 4 * (rest / kInW), c = rest - (rest / kInW) * kInW;
             const uint16_t(*src)[kInW] = p == 0 ? s_ref : s_dis;
             const uint32_t word = (uint32_t)src[r0][c] | ((uint32_t)src[r0 + 1][c] << 8) |
                                   ((uint32_t)src[r0 + 2][c] << 16) |
