@@ -88,31 +88,24 @@ run() {
     row "$(printf '%-20s rc=%-3s %7sms  %s; %s skipped (no GPU)' "$name" "$rc" "$(((t1 - t0) / 1000000))" "${result:-no result line}" "$skipped")"
   done
 
-  # The engine's two ways of launching a frame (CUDA graphs, separate launches: the default
-  # mixes them by frame size and source, src/cuda/engine.rs), each forced for every frame.
-  if has tests && [[ -x $bin/cuda_scorer ]]; then
-    local g
-    for g in 0 1; do
-      echo "== cuda_scorer with VMAFCUDA_CUDA_GRAPHS=$g" >>"$log"
-      local rc=0 part="$out/.part"
-      VMAFCUDA_CUDA_GRAPHS=$g CARGO_MANIFEST_DIR=$PWD timeout 300 "$bin/cuda_scorer" --test-threads=4 >"$part" 2>&1 || rc=$?
-      cat "$part" >>"$log"
-      row "$(printf '%-20s rc=%-3s %s' "cuda_scorer graphs=$g" "$rc" "$(grep -a "^test result:" "$part" | tail -1 | sed 's/; finished.*//')")"
-      rm -f "$part"
-    done
-  fi
-
-  # VIF's scale 0 with its vertical pass on the tensor cores (opt-in while measured,
-  # VMAFCUDA_VIF_MMA=1): the VIF kernels against the CPU, and the whole engine on the corpus.
+  # Suites again under settings the default does not take for every frame: the engine's two
+  # ways of launching a frame (CUDA graphs, separate launches: the default mixes them by frame
+  # size and source, src/cuda/engine.rs), each forced; VIF's scale 0 with its vertical pass on
+  # the tensor cores (opt-in while measured): the VIF kernels against the CPU, and the whole
+  # engine on the corpus. Each spec: variable=value, test executable, row label.
   if has tests; then
-    local t
-    for t in cuda_vif cuda_scorer; do
-      [[ -x $bin/$t ]] || continue
-      echo "== $t with VMAFCUDA_VIF_MMA=1" >>"$log"
+    local spec setting exe label
+    for spec in "VMAFCUDA_CUDA_GRAPHS=0 cuda_scorer graphs=0" \
+      "VMAFCUDA_CUDA_GRAPHS=1 cuda_scorer graphs=1" \
+      "VMAFCUDA_VIF_MMA=1 cuda_vif vif_mma=1" \
+      "VMAFCUDA_VIF_MMA=1 cuda_scorer vif_mma=1"; do
+      read -r setting exe label <<<"$spec"
+      [[ -x $bin/$exe ]] || continue
+      echo "== $exe with $setting" >>"$log"
       local rc=0 part="$out/.part"
-      VMAFCUDA_VIF_MMA=1 CARGO_MANIFEST_DIR=$PWD timeout 300 "$bin/$t" --test-threads=4 >"$part" 2>&1 || rc=$?
+      env "$setting" CARGO_MANIFEST_DIR="$PWD" timeout 300 "$bin/$exe" --test-threads=4 >"$part" 2>&1 || rc=$?
       cat "$part" >>"$log"
-      row "$(printf '%-20s rc=%-3s %s' "$t vif_mma=1" "$rc" "$(grep -a "^test result:" "$part" | tail -1 | sed 's/; finished.*//')")"
+      row "$(printf '%-20s rc=%-3s %s' "$exe $label" "$rc" "$(grep -a "^test result:" "$part" | tail -1 | sed 's/; finished.*//')")"
       rm -f "$part"
     done
   fi
