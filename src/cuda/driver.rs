@@ -99,7 +99,7 @@ pub(crate) fn device(ordinal: i32) -> CudaResult<sys::CUdevice> {
     Ok(dev)
 }
 
-fn device_info(ordinal: i32) -> CudaResult<DeviceInfo> {
+pub(crate) fn device_info(ordinal: i32) -> CudaResult<DeviceInfo> {
     let dev = device(ordinal)?;
     let mut name = [0 as c_char; 256];
     // SAFETY: the buffer holds `len` bytes; the driver writes a NUL-terminated name into it.

@@ -431,7 +431,8 @@ static OVERLAPPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUs
 /// 27,500-29,400 against 35,300-35,500, 64 scorers 30,500-31,000 against 36,100-36,900 (every
 /// engine without graphs: 38,200-38,800 and 36,700-37,300; 4 scorers: 32,200-32,700 before,
 /// 31,200-31,400 now, 30,100-30,300 without graphs).
-/// Measured on an H100 at 576x324 (BENCHMARKS.md, 2026-11-27), aggregate fps: with every
+///
+/// Earlier (BENCHMARKS.md, 2026-11-27, late morning), aggregate fps at 576x324: with every
 /// engine overlapping against none, 1 scorer 25,300-28,100 against 18,700-18,900, 16 scorers
 /// 30,700-31,400 against 34,800-35,300; with this limit against none (another machine), 1
 /// scorer 22,200-22,800 against 18,500-18,700, 16 scorers 26,300-29,600 against 28,800-30,200,
@@ -752,7 +753,7 @@ impl GpuFeatures {
         streams
     }
 
-    /// Frames in flight at most: [`SLOTS`] with overlapping graphs, else 2.
+    /// Frames in flight at most: [`SLOTS`] with overlapping graphs, else [`SERIAL_SLOTS`].
     pub fn slots(&self) -> usize {
         self.slots
     }

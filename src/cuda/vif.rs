@@ -101,11 +101,10 @@ impl VifKernels {
 /// sums). Off by default while it is being measured.
 fn mma_wanted(ctx: &Context) -> bool {
     std::env::var("VMAFCUDA_VIF_MMA").as_deref() == Ok("1")
-        && super::probe().is_ok_and(|info| {
-            info.devices
-                .iter()
-                .any(|d| d.ordinal == ctx.device_ordinal() && d.compute_capability.0 >= 8)
+        && super::driver::guarded("VIF tensor-core check", || {
+            super::driver::device_info(ctx.device_ordinal())
         })
+        .is_ok_and(|d| d.compute_capability.0 >= 8)
 }
 
 /// The decimated pictures of one scale above 0, `w` x `h` packed `u16` samples each.
