@@ -20,7 +20,8 @@
 // next frame (integer sums: the order of the atomic adds does not matter).
 // Each scale also has a latency kernel (*_fine: 32x8 tiles, one pixel per thread, two rows per
 // vertical item) for scales with few blocks per SM; the host picks one by pixel count. Both run
-// the same arithmetic.
+// the same arithmetic. 8-bit scale 0 also has vif_scale0_u8_mma (tensor cores, sm_80 and up;
+// see the tensor-core notes below), the host's choice where the GPU has them.
 //
 // Exactness notes (the CPU engine, src/features/vif.rs, documents the arithmetic):
 // - mu sums fit uint32 (taps sum to 65536, samples < 65536); libvmaf's wrapping uint32 sums
@@ -336,8 +337,8 @@ __device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint
     }
 }
 
-// The vertical pass of 8-bit scale 0 on the tensor cores (vif_scale0_u8_mma, sm_80 and up;
-// opt-in, VMAFCUDA_VIF_MMA=1, while it is being measured). A tile's 16 output rows are the
+// The vertical pass of 8-bit scale 0 on the tensor cores (vif_scale0_u8_mma, sm_80 and up; the
+// host's default there, VMAFCUDA_VIF_MMA=0 turns it off). A tile's 16 output rows are the
 // 16 x 32 matrix T (row r: the 17 taps from column r) times its 32 input rows, for every
 // column: one mma.m16n8k32 per 8 columns. The taps do not fit a byte, so T = 256 Th + Tl
 // (Th <= 30); x², y² and xy do not either, so each is split into its high and low bytes.
@@ -363,43 +364,94 @@ __device__ __forceinline__ void mma_u8(int (&d)[4], const uint32_t (&a)[4], uint
 #endif
 }
 
+// The taps' high and low bytes as a zero-padded byte table in shared memory: byte 16 + k of
+// row 0 (high) and row 1 (low) is tap k's, every other byte 0. Written by the first
+// 2 * kTapWords threads of a block (thread t: word t % kTapWords of row t / kTapWords).
+constexpr int kTapWords = 13;
+__device__ __forceinline__ void tap_table(uint32_t (*s_taps)[kTapWords], int t) {
+    const int half = t / kTapWords, word = t - half * kTapWords;
+    uint32_t v = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const int k = 4 * word + j - 16;
+        const uint32_t c = (k >= 0 && k < 17) ? kFilter0[k] : 0u;
+        v |= (half == 0 ? c >> 8 : c & 255u) << (8 * j);
+    }
+    s_taps[half][word] = v;
+}
+
 // This lane's A fragments of T's high and low tap bytes. Lane (g = lane / 4, q = lane % 4)
 // holds rows g (registers 0, 2) and g + 8 (1, 3), columns 4q..4q+3 (registers 0, 1) and
-// 16 + 4q.. (2, 3), element j of a register in its byte j.
-__device__ __forceinline__ void tap_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+// 16 + 4q.. (2, 3), element j of a register in its byte j: T[row][col] is tap col - row, so a
+// register is the four table bytes from 16 + col - row (in 1..44), two words funnel-shifted.
+__device__ __forceinline__ void tap_fragments(const uint32_t (*s_taps)[kTapWords],
+                                              uint32_t (&hi)[4], uint32_t (&lo)[4]) {
     const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
 #pragma unroll
     for (int reg = 0; reg < 4; ++reg) {
-        const int row = g + 8 * (reg & 1);
-        const int col0 = 4 * q + 16 * (reg >> 1);
-        uint32_t h = 0, l = 0;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int k = col0 + j - row;
-            const uint32_t c = (k >= 0 && k < 17) ? kFilter0[k] : 0u;
-            h |= (c >> 8) << (8 * j);
-            l |= (c & 255u) << (8 * j);
-        }
-        hi[reg] = h;
-        lo[reg] = l;
+        const int base = 16 + 4 * q + 16 * (reg >> 1) - (g + 8 * (reg & 1));
+        const int word = base >> 2, shift = 8 * (base & 3);
+        hi[reg] = __funnelshift_r(s_taps[0][word], s_taps[0][word + 1], shift);
+        lo[reg] = __funnelshift_r(s_taps[1][word], s_taps[1][word + 1], shift);
     }
 }
 
-// The high and low bytes of the four 16-bit products a_j * b_j of two registers' bytes.
+// The high and low bytes of the four 16-bit products a_j * b_j of two registers' bytes. Two
+// products per 64-bit multiply: (a_0 + 2^24 a_2)(b_0 + 2^24 b_2) has a_0 b_0 in bits 0..15 and
+// a_2 b_2 in bits 48..63 (the cross terms stay in bits 24..41).
 __device__ __forceinline__ void product_bytes(uint32_t a, uint32_t b, uint32_t& hi,
                                               uint32_t& lo) {
-    uint32_t p[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        p[j] = ((a >> (8 * j)) & 255u) * ((b >> (8 * j)) & 255u);
-    }
-    lo = __byte_perm(__byte_perm(p[0], p[1], 0x0040), __byte_perm(p[2], p[3], 0x0040), 0x5410);
-    hi = __byte_perm(__byte_perm(p[0], p[1], 0x0051), __byte_perm(p[2], p[3], 0x0051), 0x5410);
+    const uint64_t p02 = (uint64_t)__byte_perm(a, 0, 0x2440) * __byte_perm(b, 0, 0x2440);
+    const uint64_t p13 = (uint64_t)__byte_perm(a, 0, 0x3441) * __byte_perm(b, 0, 0x3441);
+    // (p0 lo, p1 lo, p0 hi, p1 hi) and (p2 lo, p3 lo, p2 hi, p3 hi).
+    const uint32_t l = __byte_perm((uint32_t)p02, (uint32_t)p13, 0x5140);
+    const uint32_t h = __byte_perm((uint32_t)(p02 >> 32), (uint32_t)(p13 >> 32), 0x7362);
+    lo = __byte_perm(l, h, 0x5410);
+    hi = __byte_perm(l, h, 0x7632);
 }
 
-// Columns of the transposed byte copy of a tile's input (32 rows, padded to 36 bytes so that
-// the fragment loads of one warp mostly fall in different banks).
-constexpr int kColBytes = 36;
+// Four rows' 4-byte words (byte j: column j) as four columns' words (byte i: row i).
+__device__ __forceinline__ void transpose4(const uint32_t (&w)[4], uint32_t (&col)[4]) {
+    const uint32_t a = __byte_perm(w[0], w[1], 0x5140), b = __byte_perm(w[0], w[1], 0x7362);
+    const uint32_t c = __byte_perm(w[2], w[3], 0x5140), d = __byte_perm(w[2], w[3], 0x7362);
+    col[0] = __byte_perm(a, c, 0x5410);
+    col[1] = __byte_perm(a, c, 0x7632);
+    col[2] = __byte_perm(b, d, 0x5410);
+    col[3] = __byte_perm(b, d, 0x7632);
+}
+
+// Four 8-bit samples of a row from column xs on, as one word (byte j: column xs + j), mirrored
+// one by one (the tile's edge columns).
+__device__ __forceinline__ uint32_t quad_mirrored(const uint8_t* __restrict__ row, int xs, int w) {
+    uint32_t v = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        v |= (uint32_t)row[mirror(xs + j, w)] << (8 * j);
+    }
+    return v;
+}
+
+// Words per column of the transposed byte copy of a tile's input (32 rows in 8 words, padded
+// to 10: a warp's stores of one column word, 8 row groups x 4 column quads, fall in 32
+// different banks).
+constexpr int kColWords = 10;
+
+// Scale 1's filter (the decimation of 8-bit scale 0) as byte dot products: taps 0..3, 4..7 and
+// 8, high and low bytes packed four per word (tap = 256 high + low). The same taps as kFilter1.
+constexpr uint32_t kDecTaps[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
+constexpr uint32_t dec_tap_bytes(int k0, bool high) {
+    uint32_t v = 0;
+    for (int j = 0; j < 4; ++j) {
+        v |= (high ? kDecTaps[k0 + j] >> 8 : kDecTaps[k0 + j] & 255u) << (8 * j);
+    }
+    return v;
+}
+struct DecTaps {
+    static constexpr uint32_t kHi0 = dec_tap_bytes(0, true), kHi1 = dec_tap_bytes(4, true),
+                              kHi8 = kDecTaps[8] >> 8;
+    static constexpr uint32_t kLo0 = dec_tap_bytes(0, false), kLo1 = dec_tap_bytes(4, false),
+                              kLo8 = kDecTaps[8] & 255u;
+};
 
 // One scale: statistic of a kTileW x kTileH tile (kTileW * kTileH / 4 threads, each with 4
 // horizontally adjacent pixels), and (kDecimate) the next scale's samples of the tile's even
@@ -438,13 +490,17 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     constexpr int kConvW = kTileW + 2 * kHalfD;
     constexpr int kDecH = kTileH / 2;
 
-    __shared__ __align__(16) uint16_t s_ref[kInH][kInW];
-    __shared__ __align__(16) uint16_t s_dis[kInH][kInW];
-    __shared__ __align__(16) uint32_t s_mu1[kTileH][kInW];
-    __shared__ __align__(16) uint32_t s_mu2[kTileH][kInW];
-    __shared__ __align__(16) uint32_t s_xx[kTileH][kInW];
-    __shared__ __align__(16) uint32_t s_yy[kTileH][kInW];
-    __shared__ __align__(16) uint32_t s_xy[kTileH][kInW];
+    // (kMma: only the transposed bytes s_t below.)
+    __shared__ __align__(16) uint16_t s_ref[kMma ? 1 : kInH][kInW];
+    __shared__ __align__(16) uint16_t s_dis[kMma ? 1 : kInH][kInW];
+    // (kMma: rows padded by 16 bytes, so that the tensor-core pass's 8-byte stores of rows g
+    // and columns 2q, 2q + 1 mostly fall in different banks.)
+    constexpr int kMomentStride = kMma ? kInW + 4 : kInW;
+    __shared__ __align__(16) uint32_t s_mu1[kTileH][kMomentStride];
+    __shared__ __align__(16) uint32_t s_mu2[kTileH][kMomentStride];
+    __shared__ __align__(16) uint32_t s_xx[kTileH][kMomentStride];
+    __shared__ __align__(16) uint32_t s_yy[kTileH][kMomentStride];
+    __shared__ __align__(16) uint32_t s_xy[kTileH][kMomentStride];
     __shared__ uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvW : 1];
 
     const int tid = threadIdx.x;
@@ -454,7 +510,65 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // 1. Input tile with mirrored halo, four columns per item: one 4- or 8-byte load per
     // picture where the four samples are inside the row and aligned (the tile's left edge
     // x0 - kHalf is a multiple of 4 at scales 0 and 1), else one mirrored sample at a time.
-    {
+    // (kMma) Transposed bytes of both pictures' tiles for the tensor-core vertical pass: column
+    // c's 32 rows at s_t[p][c * kColWords ..], four rows per word (a B fragment register), and
+    // the taps' byte table.
+    constexpr int kTWords = kMma ? kInW * kColWords : 1;
+    __shared__ __align__(16) uint32_t s_t[2][kTWords];
+    __shared__ uint32_t s_taps[2][kMma ? kTapWords : 1];
+    if constexpr (kMma) {
+        static_assert(S == 0 && kNarrow && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
+                      "the tensor-core pass is 8-bit scale 0 on 16-row tiles");
+        // 4x4 blocks: four rows of four columns per item, transposed in registers. A warp takes
+        // 8 row groups x 4 column quads, lane (bits 4, 1..0: row group; bits 3..2: quad): its
+        // word stores fall in 32 different banks.
+        constexpr int kQuads = kInW / 4, kRowGroups = kInH / 4;
+        static_assert(kRowGroups == 8 && kQuads % 4 == 0 && kQuads / 4 * 32 <= kBlock,
+                      "one item per thread");
+        const bool vec_ok = (((uintptr_t)ref | (uintptr_t)dis | (uintptr_t)ref_pitch |
+                              (uintptr_t)dis_pitch) & 3) == 0;
+        if (tid < kQuads * 8) {
+            const int lane = tid & 31;
+            const int rg = (lane & 3) | ((lane >> 4) << 2);
+            const int c = 4 * (4 * (tid >> 5) + ((lane >> 2) & 3));
+            const int xs = x0 - kHalf + c;
+            const bool whole = vec_ok && xs >= 0 && xs + 4 <= w;
+            // All eight loads first (one branch per item, not per row).
+            const uint8_t* rr[4];
+            const uint8_t* dr[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int y = mirror(y0 - kHalf + 4 * rg + j, h);
+                rr[j] = ref + (size_t)y * ref_pitch;
+                dr[j] = dis + (size_t)y * dis_pitch;
+            }
+            uint32_t wr[4], wd[4];
+            if (whole) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    wr[j] = *reinterpret_cast<const uint32_t*>(rr[j] + xs);
+                    wd[j] = *reinterpret_cast<const uint32_t*>(dr[j] + xs);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    wr[j] = quad_mirrored(rr[j], xs, w);
+                    wd[j] = quad_mirrored(dr[j], xs, w);
+                }
+            }
+            uint32_t tr[4], td[4];
+            transpose4(wr, tr);
+            transpose4(wd, td);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                s_t[0][(c + j) * kColWords + rg] = tr[j];
+                s_t[1][(c + j) * kColWords + rg] = td[j];
+            }
+        }
+        if (tid < 2 * kTapWords) {
+            tap_table(s_taps, tid);
+        }
+    } else {
         constexpr int kQuads = kInW / 4;
         constexpr uintptr_t kVecBytes = 4 * sizeof(In);
         // The shift of two 16-bit lanes of a word at once: (word >> shift) & lane mask.
@@ -513,70 +627,87 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
     // first rows are computed twice, with the same values).
     if constexpr (kMma) {
-        static_assert(S == 0 && kNarrow && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
-                      "the tensor-core pass is 8-bit scale 0 on 16-row tiles");
-        // Transposed byte copies of both pictures' tiles: column c's 32 rows at
-        // s_t[p][c * kColBytes], four rows per 32-bit word (a B fragment register).
-        __shared__ __align__(16) uint8_t s_t[2][kInW * kColBytes];
-        // Consecutive threads take consecutive columns: their reads of one row and their word
-        // stores (9 words apart, odd) fall in different banks.
-        for (int i = tid; i < 2 * kInW * 8; i += kBlock) {
-            const int p = i / (kInW * 8);
-            const int rest = i - p * (kInW * 8);
-            const int r0 = 4 * (rest / kInW), c = rest - (rest / kInW) * kInW;
-            const uint16_t(*src)[kInW] = p == 0 ? s_ref : s_dis;
-            const uint32_t word = (uint32_t)src[r0][c] | ((uint32_t)src[r0 + 1][c] << 8) |
-                                  ((uint32_t)src[r0 + 2][c] << 16) |
-                                  ((uint32_t)src[r0 + 3][c] << 24);
-            *reinterpret_cast<uint32_t*>(&s_t[p][c * kColBytes + r0]) = word;
-        }
-        __syncthreads();
+        // Warp w computes one moment, w / 2 (0: mu1 and mu2, 1: x², 2: y², 3: xy), for five
+        // 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five independent blocks
+        // whose tensor-core latencies overlap.
         uint32_t th[4], tl[4];
-        tap_fragments(th, tl);
+        tap_fragments(s_taps, th, tl);
         const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
-        constexpr int kWarps = kBlock / 32;
-        for (int nb = warp; nb < kInW / 8; nb += kWarps) {
-            const int col = 8 * nb + g;
-            const uint32_t* xt = reinterpret_cast<const uint32_t*>(&s_t[0][col * kColBytes]);
-            const uint32_t* yt = reinterpret_cast<const uint32_t*>(&s_t[1][col * kColBytes]);
-            const uint32_t x0 = xt[q], x1 = xt[4 + q], y0 = yt[q], y1 = yt[4 + q];
-            // This lane's outputs: rows g and g + 8, columns 8 nb + 2q and + 1.
-            const int oc = 8 * nb + 2 * q;
-            {
+        constexpr int kBlocks8 = 5;
+        static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
+        const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
+        if (m == 0) {
+            const uint32_t rnd_mu = 1u << (sh_mu - 1);
+            // Software-pipelined as the products below.
+            uint32_t x0, x1, y0, y1;
+            auto samples = [&](int k) {
+                const int col = 8 * (nb0 + k);
+                const uint32_t* xt = &s_t[0][(col + g) * kColWords];
+                const uint32_t* yt = &s_t[1][(col + g) * kColWords];
+                x0 = xt[q];
+                x1 = xt[4 + q];
+                y0 = yt[q];
+                y1 = yt[4 + q];
+            };
+            samples(0);
+#pragma unroll
+            for (int k = 0; k < kBlocks8; ++k) {
                 int mh[4] = {0, 0, 0, 0}, ml[4] = {0, 0, 0, 0};
                 int nh[4] = {0, 0, 0, 0}, nl[4] = {0, 0, 0, 0};
                 mma_u8(mh, th, x0, x1);
                 mma_u8(ml, tl, x0, x1);
                 mma_u8(nh, th, y0, y1);
                 mma_u8(nl, tl, y0, y1);
-                const uint32_t rnd_mu = 1u << (sh_mu - 1);
+                if (k + 1 < kBlocks8) {
+                    samples(k + 1);
+                }
+                uint32_t a[4], b[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const int r = g + 8 * (e >> 1), c = oc + (e & 1);
-                    s_mu1[r][c] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
-                    s_mu2[r][c] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
+                    a[e] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
+                    b[e] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
                 }
+                // This lane's outputs: rows g and g + 8, columns c and c + 1.
+                const int c = 8 * (nb0 + k) + 2 * q;
+                *reinterpret_cast<uint2*>(&s_mu1[g][c]) = make_uint2(a[0], a[1]);
+                *reinterpret_cast<uint2*>(&s_mu1[g + 8][c]) = make_uint2(a[2], a[3]);
+                *reinterpret_cast<uint2*>(&s_mu2[g][c]) = make_uint2(b[0], b[1]);
+                *reinterpret_cast<uint2*>(&s_mu2[g + 8][c]) = make_uint2(b[2], b[3]);
             }
-            // x², y², xy: high and low bytes of the products, per B register.
+        } else {
+            // The high and low bytes of the products per B register, then 65536 hh + 256 (hl +
+            // lh) + ll. Software-pipelined: block k + 1's loads and products are issued between
+            // block k's multiplies and their stores.
+            const uint32_t* at = m == 2 ? s_t[1] : s_t[0];
+            const uint32_t* bt = m == 1 ? s_t[0] : s_t[1];
+            uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
+            uint32_t h0, l0, h1, l1;
+            auto products = [&](int k) {
+                const int col = 8 * (nb0 + k);
+                const uint32_t* ac = &at[(col + g) * kColWords];
+                const uint32_t* bc = &bt[(col + g) * kColWords];
+                product_bytes(ac[q], bc[q], h0, l0);
+                product_bytes(ac[4 + q], bc[4 + q], h1, l1);
+            };
+            products(0);
 #pragma unroll
-            for (int m = 0; m < 3; ++m) {
-                const uint32_t a0 = m == 1 ? y0 : x0, a1 = m == 1 ? y1 : x1;
-                const uint32_t b0 = m == 0 ? x0 : y0, b1 = m == 0 ? x1 : y1;
-                uint32_t h0, l0, h1, l1;
-                product_bytes(a0, b0, h0, l0);
-                product_bytes(a1, b1, h1, l1);
+            for (int k = 0; k < kBlocks8; ++k) {
                 int hh[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, ll[4] = {0, 0, 0, 0};
                 mma_u8(hh, th, h0, h1);
                 mma_u8(mid, th, l0, l1);
                 mma_u8(mid, tl, h0, h1);
                 mma_u8(ll, tl, l0, l1);
-                uint32_t(*dst)[kInW] = m == 0 ? s_xx : (m == 1 ? s_yy : s_xy);
+                if (k + 1 < kBlocks8) {
+                    products(k + 1);
+                }
+                uint32_t v[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const int r = g + 8 * (e >> 1), c = oc + (e & 1);
-                    dst[r][c] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) +
-                                (uint32_t)ll[e];
+                    v[e] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) + (uint32_t)ll[e];
                 }
+                const int c = 8 * (nb0 + k) + 2 * q;
+                *reinterpret_cast<uint2*>(&dst[g][c]) = make_uint2(v[0], v[1]);
+                *reinterpret_cast<uint2*>(&dst[g + 8][c]) = make_uint2(v[2], v[3]);
             }
         }
     } else {
@@ -634,7 +765,29 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // 4a. Decimation, vertical: the next filter at the tile's even rows, over the columns the
     // horizontal pass of the even columns reads. Conv column j is tile column
     // kHalf - kHalfD + j.
-    if constexpr (kDecimate) {
+    if constexpr (kDecimate && kMma) {
+        // From the transposed bytes: column c's rows top .. top + 8 are bytes (top % 4) .. of its
+        // words top / 4 .., shifted down into three words, then byte dot products with the taps'
+        // high and low bytes (DecTaps). Lanes take 8 rows x 4 columns (rows sharing words).
+        const uint32_t rnd = 1u << (sh_dec - 1);
+        for (int i = tid; i < kDecH * kConvW; i += kBlock) {
+            const int r = i % kDecH, j = i / kDecH;
+            const int c = kHalf - kHalfD + j;
+            const int top = kHalf + 2 * r - kHalfD;
+            const int shift = 8 * (top & 3);
+#pragma unroll
+            for (int p = 0; p < 2; ++p) {
+                const uint32_t* w = &s_t[p][c * kColWords + (top >> 2)];
+                const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+                const uint32_t x0 = __funnelshift_r(w0, w1, shift);
+                const uint32_t x1 = __funnelshift_r(w1, w2, shift);
+                const uint32_t x8 = (w2 >> shift) & 255u;
+                const uint32_t hi = __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
+                const uint32_t lo = __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+                s_conv[p][r][j] = ((hi << 8) + lo + rnd) >> sh_dec;
+            }
+        }
+    } else if constexpr (kDecimate) {
         const uint32_t rnd = 1u << (sh_dec - 1);
         for (int i = tid; i < kDecH * kConvW; i += kBlock) {
             const int r = i / kConvW;
@@ -721,8 +874,10 @@ extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8(VIF_SCAL
         next_ref, next_dis, state);
 }
 
-// vif_scale0_u8 with the vertical pass on the tensor cores (sm_80 and up; traps below).
-extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8_mma(VIF_SCALE_PARAMS) {
+// vif_scale0_u8 with the vertical pass on the tensor cores (sm_80 and up; traps below) and the
+// decimation read from the tile's transposed bytes (no 16-bit copy of the tile: less shared
+// memory, so more L1 for the log2 table). Held to 64 registers: 4 blocks per SM.
+extern "C" __global__ void __launch_bounds__(kBigThreads, 4) vif_scale0_u8_mma(VIF_SCALE_PARAMS) {
     vif_scale<0, uint8_t, true, true, kBigW, kBigH, 4, 4, true>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
