@@ -493,8 +493,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // (kMma: only the transposed bytes s_t below.)
     __shared__ __align__(16) uint16_t s_ref[kMma ? 1 : kInH][kInW];
     __shared__ __align__(16) uint16_t s_dis[kMma ? 1 : kInH][kInW];
-    // (kMma: rows padded by 16 bytes, so that the tensor-core pass's 8-byte stores of rows g
-    // and columns 2q, 2q + 1 mostly fall in different banks.)
+    // (kMma: rows padded by 16 bytes, for fewer bank conflicts in the tensor-core pass's 8-byte
+    // stores of rows g and columns 2q, 2q + 1; ncu still counts twice the ideal wavefronts.)
     constexpr int kMomentStride = kMma ? kInW + 4 : kInW;
     __shared__ __align__(16) uint32_t s_mu1[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_mu2[kTileH][kMomentStride];
@@ -782,8 +782,10 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 const uint32_t x0 = __funnelshift_r(w0, w1, shift);
                 const uint32_t x1 = __funnelshift_r(w1, w2, shift);
                 const uint32_t x8 = (w2 >> shift) & 255u;
-                const uint32_t hi = __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
-                const uint32_t lo = __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+                const uint32_t hi =
+                    __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
+                const uint32_t lo =
+                    __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
                 s_conv[p][r][j] = ((hi << 8) + lo + rnd) >> sh_dec;
             }
         }
