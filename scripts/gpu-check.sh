@@ -3,9 +3,12 @@
 #
 # Here (developer machine):  scripts/gpu-check.sh build
 #   builds the test executables (cargo test --release --no-run), strips them and copies them
-#   into .gpu/bin/ (git-ignored; name `.gpu` in the device tool's `carry`).
+#   into .gpu/bin/ (git-ignored), also packed as .gpu/bin.tar.gz. Carry `.gpu/bin.tar.gz`,
+#   `.gpu/bin.vmafcuda` and `.gpu/corpus` to the device (about 55 MB; all of `.gpu`, with the
+#   unpacked executables, is over the device tool's 64 MiB limit).
 # There (GPU machine):       scripts/gpu-check.sh run
-#   runs them, writes logs under $OUT (or target/gpu-check), checks the kernel image with
+#   unpacks .gpu/bin.tar.gz where .gpu/bin is missing, runs the executables, writes logs under
+#   $OUT (or target/gpu-check), checks the kernel image with
 #   cuobjdump, compute-sanitizer (memcheck with leak checking, racecheck), the CLI from y4m
 #   files and the benchmark (fps rows and each size's table of ms per CUDA stage), then prints a
 #   summary table (about 7 minutes on an H100: give the device call a 600 s limit and read
@@ -44,13 +47,17 @@ EOF
   # The CLI, for the benchmark (outside $bin: everything in there is run as a test).
   cargo build --release --manifest-path "$manifest" --bin vmafcuda
   objcopy --strip-debug "${CARGO_TARGET_DIR:-target}/release/vmafcuda" "$bin.vmafcuda"
-  du -sh "$bin" "$bin.vmafcuda"
+  tar -C "$(dirname "$bin")" -czf "$bin.tar.gz" "$(basename "$bin")"
+  du -sh "$bin" "$bin.tar.gz" "$bin.vmafcuda"
   # The corpus, cut down to fit the device tool's transfer limit.
   [[ -d .gpu/corpus ]] || scripts/device-corpus.sh .gpu/corpus
 }
 
 run() {
   local out=${OUT:-target/gpu-check}
+  if [[ ! -d $bin && -f $bin.tar.gz ]]; then
+    tar -C "$(dirname "$bin")" -xzf "$bin.tar.gz"
+  fi
   # The reduced corpus travels in .gpu/corpus (scripts/device-corpus.sh).
   [[ -d .gpu/corpus ]] && export VMAFCUDA_CORPUS=$PWD/.gpu/corpus
   mkdir -p "$out"
