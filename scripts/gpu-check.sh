@@ -119,12 +119,18 @@ run() {
   fi
 
   # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
-  # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins.
-  if has ptx && [[ -x $bin/cuda_psnr ]]; then
-    echo "== cuda_psnr with CUDA_FORCE_PTX_JIT=1" >>"$log"
-    local rc=0
-    CUDA_FORCE_PTX_JIT=1 timeout 300 "$bin/cuda_psnr" --test-threads=1 gpu_psnr_equals >>"$log" 2>&1 || rc=$?
-    row "$(printf '%-20s rc=%-3s %s' "PTX JIT only" "$rc" "$(grep -a "^test result:" "$log" | tail -1 | sed 's/; finished.*//')")"
+  # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins. VIF too: its tensor-core kernel's
+  # inline PTX (mma.sync) is compiled by the driver then.
+  if has ptx; then
+    local spec exe filter
+    for spec in "cuda_psnr gpu_psnr_equals" "cuda_vif gpu_vif_equals"; do
+      read -r exe filter <<<"$spec"
+      [[ -x $bin/$exe ]] || continue
+      echo "== $exe with CUDA_FORCE_PTX_JIT=1" >>"$log"
+      local rc=0
+      CUDA_FORCE_PTX_JIT=1 CARGO_MANIFEST_DIR="$PWD" timeout 300 "$bin/$exe" --test-threads=1 "$filter" >>"$log" 2>&1 || rc=$?
+      row "$(printf '%-20s rc=%-3s %s' "PTX JIT only: $exe" "$rc" "$(grep -a "^test result:" "$log" | tail -1 | sed 's/; finished.*//')")"
+    done
   fi
 
   local cuobjdump=/usr/local/cuda/bin/cuobjdump
