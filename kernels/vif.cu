@@ -32,7 +32,8 @@
 //   fits), as libvmaf computes them.
 // - Horizontal second moments: (exact sum + 32768) >> 16 cut to uint32, the sum likewise in a
 //   double.
-// - The log2 table is the CPU's (uploaded by the host), indexed as libvmaf's log2_32/log2_64.
+// - The log2 table is the CPU's, as its step table (uploaded by the host; see log2_entry), read
+//   as libvmaf's log2_32/log2_64 read theirs.
 
 #include <stdint.h>
 
@@ -150,22 +151,32 @@ struct Sums {
     long long den_non_log;
 };
 
+// libvmaf's log2_table[i] (i in [2^15, 2^16)) from the CPU's step table (16 KiB, of which
+// lookups touch 8: entry i / 16 is base | p1 << 16 | p2 << 24 and the table's entry i is base +
+// (i % 16 >= p1) + (i % 16 >= p2)): one 4-byte load that stays in L1, where the 128 KiB table's
+// did not.
+__device__ __forceinline__ int log2_entry(const uint32_t* __restrict__ steps, uint32_t i) {
+    const uint32_t e = __ldg(&steps[i >> 4]);
+    const uint32_t o = i & 15u;
+    return (int)((e & 0xffffu) + (o >= ((e >> 16) & 0xffu)) + (o >= (e >> 24)));
+}
+
 // libvmaf's log2_32: Q11 log2 of v >= 2^17 from its top 16 bits.
-__device__ __forceinline__ int log2_32(const uint16_t* __restrict__ table, uint32_t v) {
+__device__ __forceinline__ int log2_32(const uint32_t* __restrict__ steps, uint32_t v) {
     const int k = 16 - __clz(v);
-    return __ldg(&table[v >> k]) + 2048 * k;
+    return log2_entry(steps, v >> k) + 2048 * k;
 }
 
 // libvmaf's log2_64, for v >= 2^17.
-__device__ __forceinline__ int log2_64(const uint16_t* __restrict__ table, uint64_t v) {
+__device__ __forceinline__ int log2_64(const uint32_t* __restrict__ steps, uint64_t v) {
     const int k = 48 - __clzll(v);
-    return __ldg(&table[v >> k]) + 2048 * k;
+    return log2_entry(steps, (uint32_t)(v >> k)) + 2048 * k;
 }
 
 // The per-pixel statistic (libvmaf's vif_statistic body) on the filtered moments.
 __device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t xx, uint32_t yy,
                                           uint32_t xy, double gain_limit,
-                                          const uint16_t* __restrict__ table, Sums& acc) {
+                                          const uint32_t* __restrict__ table, Sums& acc) {
     const uint64_t m1 = mu1, m2 = mu2;
     const uint32_t mu1_sq = (uint32_t)((m1 * m1 + 0x80000000ull) >> 32);
     const uint32_t mu2_sq = (uint32_t)((m2 * m2 + 0x80000000ull) >> 32);
@@ -469,7 +480,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                                           const uint8_t* __restrict__ dis, size_t dis_pitch,
                                           int w, int h, int sh_mu, int sh_sq, int sh_dec,
                                           int ref_shift, int dis_shift, double gain_limit,
-                                          const uint16_t* __restrict__ table,
+                                          const uint32_t* __restrict__ table,
                                           uint16_t* __restrict__ next_ref,
                                           uint16_t* __restrict__ next_dis,
                                           unsigned long long* __restrict__ state) {
@@ -866,7 +877,7 @@ using namespace vif;
 #define VIF_SCALE_PARAMS                                                                         \
     const uint8_t *__restrict__ ref, size_t ref_pitch, const uint8_t *__restrict__ dis,           \
         size_t dis_pitch, unsigned width, unsigned height, unsigned bpc, unsigned ref_shift,      \
-        unsigned dis_shift, double gain_limit, const uint16_t *__restrict__ table,                \
+        unsigned dis_shift, double gain_limit, const uint32_t *__restrict__ table,                \
         uint16_t *__restrict__ next_ref,                                                         \
         uint16_t *__restrict__ next_dis, unsigned long long *__restrict__ state
 

@@ -52,7 +52,7 @@ pub struct VifKernels {
     fine: [Function; 5],
     /// `vif_scale0_u8` with its vertical pass on the tensor cores, where wanted ([`mma_wanted`]).
     mma: Option<Function>,
-    /// [`cpu::log2_table`], 65536 `u16`.
+    /// [`cpu::log2_steps`], 4096 `u32` (the log2 table in 16 KiB: its lookups stay in L1).
     table: Arc<DeviceBuffer>,
     module: Module,
 }
@@ -61,7 +61,7 @@ impl VifKernels {
     /// Loads the image and uploads the log2 table (synchronously, on a stream of its own).
     pub fn load(ctx: &Context) -> CudaResult<VifKernels> {
         let module = kernels::VIF.load(ctx)?;
-        let table_host: &[u16] = &cpu::log2_table()[..];
+        let table_host: &[u32] = &cpu::log2_steps()[..];
         let mut table = DeviceBuffer::new(ctx, std::mem::size_of_val(table_host))?;
         let stream = Stream::new(ctx)?;
         table.upload(table_host, &stream)?;
@@ -321,7 +321,7 @@ impl GpuVif {
             // Signature (VIF_SCALE_PARAMS): (const uint8_t* ref, size_t ref_pitch,
             // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height,
             // unsigned bpc, unsigned ref_shift, unsigned dis_shift, double gain_limit,
-            // const uint16_t* table, uint16_t* next_ref, uint16_t* next_dis,
+            // const uint32_t* table, uint16_t* next_ref, uint16_t* next_dis,
             // unsigned long long* state).
             let args = [
                 arg(&src_ref),
@@ -345,7 +345,7 @@ impl GpuVif {
             // buffers the previous launch on this stream wrote (w x h packed u16). The next
             // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
             // writes none (null). `state` is our STATE_BYTES buffer (33 u64, as the kernels
-            // expect), zero between frames. The table holds 65536 u16. All of it lives until
+            // expect), zero between frames. The table holds 4096 u32. All of it lives until
             // the stream work completed (`done`, waited for on drop).
             unsafe { function.launch(stream, config, &args) }?;
         }

@@ -83,8 +83,8 @@ pub type Log2Table = [u16; 65536];
 
 /// libvmaf rounds the *single precision* logarithm: 38 entries differ from rounding the exact
 /// value. `log2f` is evaluated as the correctly rounded `f32` of the `f64` logarithm, which
-/// equals glibc's `log2f` on every entry (see the tests). Public so that the GPU path uploads
-/// this very table.
+/// equals glibc's `log2f` on every entry (see the tests). The vector code and the GPU read it as
+/// [`log2_steps`].
 pub fn log2_table() -> &'static Log2Table {
     static TABLE: OnceLock<Box<Log2Table>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -101,10 +101,11 @@ pub fn log2_table() -> &'static Log2Table {
 /// `b` describes table entries `16 b .. 16 b + 16` as `base | p1 << 16 | p2 << 24`, entry
 /// `16 b + o` being `base + (o >= p1) + (o >= p2)`. The table rises by at most 1 every 11
 /// entries (its slope is `2048 / (i ln 2)` with `i >= 32768`), so two steps per 16 suffice;
-/// the construction checks that it reproduces every entry.
-type Log2Steps = [u32; 4096];
+/// the construction checks that it reproduces every entry. Public so that the GPU path uploads
+/// this very table (kernels/vif.cu's `log2_entry` reads it as `log2_step_lookup` does).
+pub type Log2Steps = [u32; 4096];
 
-fn log2_steps() -> &'static Log2Steps {
+pub fn log2_steps() -> &'static Log2Steps {
     static STEPS: OnceLock<Box<Log2Steps>> = OnceLock::new();
     STEPS.get_or_init(|| {
         let t = log2_table();
