@@ -39,8 +39,8 @@ use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
 /// Frames in flight, at most: while the GPU works on them, the host prepares (stages, enqueues)
-/// the next. Engines whose frames' graphs overlap ([`Lanes`]) use all of them, the others
-/// [`SERIAL_SLOTS`]. Measured on an H100 (BENCHMARKS.md, 2026-11-27), overlapping graphs with
+/// the next. Engines whose frames' graphs overlap (`Lanes`) use all of them, the others
+/// `SERIAL_SLOTS`. Measured on an H100 (BENCHMARKS.md, 2026-11-27), overlapping graphs with
 /// three slots against two: 576x324 device frames 25,300-34,400 fps against 22,000-25,300,
 /// pinned 21,600-29,600 against 18,200-24,800, 960x540 pinned 21,500 against 17,000-17,300;
 /// a third slot for 1080p frames (one graph or launch after another) measured 1-3% slower.
@@ -753,7 +753,7 @@ impl GpuFeatures {
         streams
     }
 
-    /// Frames in flight at most: [`SLOTS`] with overlapping graphs, else [`SERIAL_SLOTS`].
+    /// Frames in flight at most: [`SLOTS`] with overlapping graphs, else `SERIAL_SLOTS`.
     pub fn slots(&self) -> usize {
         self.slots
     }
