@@ -431,6 +431,15 @@ __device__ __forceinline__ void transpose4(const uint32_t (&w)[4], uint32_t (&co
     col[3] = __byte_perm(b, d, 0x7632);
 }
 
+// An m16n8 accumulator's four values of this lane (rows g and g + 8, columns c and c + 1) into
+// a row-major array, one 8-byte store per row.
+template <int kStride>
+__device__ __forceinline__ void store_fragment(uint32_t (*dst)[kStride], int g, int c,
+                                               const uint32_t (&v)[4]) {
+    *reinterpret_cast<uint2*>(&dst[g][c]) = make_uint2(v[0], v[1]);
+    *reinterpret_cast<uint2*>(&dst[g + 8][c]) = make_uint2(v[2], v[3]);
+}
+
 // Four 8-bit samples of a row from column xs on, as one word (byte j: column xs + j), mirrored
 // one by one (the tile's edge columns).
 __device__ __forceinline__ uint32_t quad_mirrored(const uint8_t* __restrict__ row, int xs, int w) {
@@ -678,12 +687,9 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                     a[e] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
                     b[e] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
                 }
-                // This lane's outputs: rows g and g + 8, columns c and c + 1.
                 const int c = 8 * (nb0 + k) + 2 * q;
-                *reinterpret_cast<uint2*>(&s_mu1[g][c]) = make_uint2(a[0], a[1]);
-                *reinterpret_cast<uint2*>(&s_mu1[g + 8][c]) = make_uint2(a[2], a[3]);
-                *reinterpret_cast<uint2*>(&s_mu2[g][c]) = make_uint2(b[0], b[1]);
-                *reinterpret_cast<uint2*>(&s_mu2[g + 8][c]) = make_uint2(b[2], b[3]);
+                store_fragment(s_mu1, g, c, a);
+                store_fragment(s_mu2, g, c, b);
             }
         } else {
             // The high and low bytes of the products per B register, then 65536 hh + 256 (hl +
@@ -716,9 +722,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 for (int e = 0; e < 4; ++e) {
                     v[e] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) + (uint32_t)ll[e];
                 }
-                const int c = 8 * (nb0 + k) + 2 * q;
-                *reinterpret_cast<uint2*>(&dst[g][c]) = make_uint2(v[0], v[1]);
-                *reinterpret_cast<uint2*>(&dst[g + 8][c]) = make_uint2(v[2], v[3]);
+                store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
             }
         }
     } else {
