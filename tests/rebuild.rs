@@ -56,6 +56,12 @@ fn slope(ys: &[f64], step: f64) -> f64 {
     num / den / step
 }
 
+/// [`slope`] over the first and the second half of the samples.
+fn half_slopes(ys: &[f64], step: f64) -> (f64, f64) {
+    let (a, b) = ys.split_at(ys.len() / 2);
+    (slope(a, step), slope(b, step))
+}
+
 struct RebuildStats {
     rebuilds: usize,
     rss_slope: f64,
@@ -230,10 +236,7 @@ fn run(
         rebuilds,
         rss_slope: slope(&rss_samples, every as f64),
         heap_slope: slope(&heap_samples, every as f64),
-        heap_halves: {
-            let (a, b) = heap_samples.split_at(heap_samples.len() / 2);
-            (slope(a, every as f64), slope(b, every as f64))
-        },
+        heap_halves: half_slopes(&heap_samples, every as f64),
         rss_growth: (rss_samples.last().copied().unwrap_or(0.0)
             - rss_samples.first().copied().unwrap_or(0.0)) as i64,
         device_slope: slope(&dev_samples, every as f64),
@@ -276,17 +279,13 @@ fn heap_flat((first, second): (f64, f64)) -> bool {
 /// reads more than 8 B per rebuild over the whole run) does not.
 #[test]
 fn heap_judgement_catches_a_leak_and_forgives_a_step() {
-    let halves = |ys: &[f64]| {
-        let (a, b) = ys.split_at(ys.len() / 2);
-        (slope(a, 12.0), slope(b, 12.0))
-    };
     let leak: Vec<f64> = (0..63).map(|i| 16.0 * 12.0 * i as f64).collect();
-    assert!(!heap_flat(halves(&leak)));
+    assert!(!heap_flat(half_slopes(&leak, 12.0)));
     let step: Vec<f64> = (0..63).map(|i| if i < 20 { 0.0 } else { 9600.0 }).collect();
     assert!(slope(&step, 12.0) > 8.0);
-    assert!(heap_flat(halves(&step)));
+    assert!(heap_flat(half_slopes(&step, 12.0)));
     let shrink: Vec<f64> = leak.iter().map(|v| -v).collect();
-    assert!(!heap_flat(halves(&shrink)));
+    assert!(!heap_flat(half_slopes(&shrink, 12.0)));
 }
 
 /// Under compute-sanitizer the tool's own bookkeeping grows host and device memory with every
