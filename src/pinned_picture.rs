@@ -9,8 +9,8 @@
 //! it, and [`crate::Scorer::push_pinned`] uploads them from there. The pictures are shared
 //! (`Arc`): the engine keeps its own reference while the frame is in flight (and for the last
 //! few frames, as the host copy a fall-back to the CPU scores again), so a picture cannot be
-//! written while the GPU may still read it; [`Arc::get_mut`](std::sync::Arc::get_mut) gives it back for writing once
-//! the scorer has let go.
+//! written while the GPU may still read it; [`Arc::get_mut`](std::sync::Arc::get_mut) gives it
+//! back for writing once the scorer has let go.
 //!
 //! Without a GPU the same type holds ordinary heap memory, so callers have one code path.
 
