@@ -428,6 +428,91 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
     })
 }
 
+/// Coefficients (`u^0..u^8`) of a polynomial `q(u)` close to `2048 log2(1 + u)` on
+/// `[0, 1)`, evaluated in `f32` by Horner's rule with fused multiply-adds.
+const LOG2_POLY: [f32; 9] = [
+    8.715_406e-5,
+    2_954.624_3,
+    -1_476.878_4,
+    979.893_06,
+    -709.727_1,
+    492.354_28,
+    -278.374_73,
+    104.722_91,
+    -18.614_387,
+];
+
+/// `q(u)` closer than this to an integer `r` means the table entry is `r`: libvmaf rounds the
+/// logarithm twice (to `f32`, then to Q11), so entries near a half step depend on the `f32`
+/// rounding, which `q` does not reproduce; those lanes read the table instead. The exhaustive
+/// test `log2_q11_equals_the_table` proves the bound (about 0.3% of lanes fall outside it).
+const LOG2_POLY_SURE: f32 = 0.498_75;
+
+/// `log2_table()[i] - 15 * 2048` for 16 lanes, `i = 32768 + k` with `k` (15 bits) in bits
+/// 8..23 of every lane (the top mantissa bits of an `f32`, or of an `f64` shifted right by 29),
+/// anything in the other bits; lanes outside `k` give anything. Computed as `q(k / 32768)`
+/// rounded; the few lanes too close to a half step take the entry from `steps` (a masked
+/// gather, about one vector in 20).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, DQ and VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+#[inline]
+pub(super) unsafe fn log2_q11(k: __mmask16, m: __m512i, steps: &[u32; 4096]) -> __m512i {
+    // 1 + k / 32768 exactly: the 15 bits under the exponent of 1.
+    let x = _mm512_or_si512(
+        _mm512_and_si512(m, _mm512_set1_epi32(0x7f_ff00)),
+        _mm512_set1_epi32(0x3f80_0000),
+    );
+    let u = _mm512_sub_ps(_mm512_castsi512_ps(x), _mm512_set1_ps(1.0));
+    let mut q = _mm512_set1_ps(LOG2_POLY[8]);
+    for &c in LOG2_POLY[..8].iter().rev() {
+        q = _mm512_fmadd_ps(q, u, _mm512_set1_ps(c));
+    }
+    let r = _mm512_cvtps_epi32(q);
+    // q - round(q), rounded to nearest.
+    let frac = _mm512_abs_ps(_mm512_reduce_ps::<
+        { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+    >(q));
+    let unsure = _mm512_mask_cmp_ps_mask::<_CMP_GT_OQ>(k, frac, _mm512_set1_ps(LOG2_POLY_SURE));
+    if unsure == 0 {
+        return r;
+    }
+    // The table: block `i >> 4` of the steps, offset `i & 15`.
+    let i = _mm512_or_si512(_mm512_srli_epi32(x, 8), _mm512_set1_epi32(0x8000));
+    let block = _mm512_and_si512(_mm512_srli_epi32(i, 4), _mm512_set1_epi32(0xfff));
+    // SAFETY: block < 4096 entries of `steps`; masked-off lanes load nothing.
+    let e = unsafe {
+        _mm512_mask_i32gather_epi32::<4>(
+            _mm512_setzero_si512(),
+            unsure,
+            block,
+            steps.as_ptr().cast::<i32>(),
+        )
+    };
+    let o = _mm512_and_si512(i, _mm512_set1_epi32(15));
+    let p1 = _mm512_and_si512(_mm512_srli_epi32(e, 16), _mm512_set1_epi32(0xff));
+    let p2 = _mm512_srli_epi32(e, 24);
+    let base = _mm512_sub_epi32(
+        _mm512_and_si512(e, _mm512_set1_epi32(0xffff)),
+        _mm512_set1_epi32(15 * 2048),
+    );
+    let base = _mm512_mask_add_epi32(
+        base,
+        _mm512_cmpge_epu32_mask(o, p1),
+        base,
+        _mm512_set1_epi32(1),
+    );
+    let base = _mm512_mask_add_epi32(
+        base,
+        _mm512_cmpge_epu32_mask(o, p2),
+        base,
+        _mm512_set1_epi32(1),
+    );
+    _mm512_mask_mov_epi32(r, unsure, base)
+}
+
 /// [`stats_avx2`] on 16 pixels at a time, with mask registers; `n` a multiple of 16.
 ///
 /// The integer work runs on 16 lanes of 32 bits: `mu²` as the high halves of the even and
@@ -457,38 +542,20 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
     let gain = _mm512_set1_pd(p.gain_limit);
     let zero = _mm512_setzero_si512();
     let one = _mm512_set1_epi32(1);
-    let (m15, mff, mffff) = (
-        _mm512_set1_epi32(15),
-        _mm512_set1_epi32(0xff),
-        _mm512_set1_epi32(0xffff),
-    );
+    let mffff = _mm512_set1_epi32(0xffff);
     // The low dwords of 16 qwords (two registers) in order.
     let low_dwords = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    let steps = p.steps.as_ptr().cast::<i32>();
-    // Adds (or subtracts) the table entries of 16 lanes: `v` holds a 16-bit index (top bit
-    // set) in bits 0..16 of every lane, garbage above; lanes outside `k` add nothing. The
-    // gather takes the index's step block (`(v >> 4) & 0xfff`), the steps compare with
-    // `v & 15`.
-    let entries = |acc: __m512i, k: __mmask16, v: __m512i, sub: bool| {
-        let block = _mm512_and_si512(_mm512_srli_epi32(v, 4), _mm512_set1_epi32(0xfff));
-        // SAFETY: block < 4096 entries of `steps`; masked-off lanes load nothing.
-        let e = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, k, block, steps) };
-        let o = _mm512_and_si512(v, m15);
-        let base = _mm512_and_si512(e, mffff);
-        let p1 = _mm512_and_si512(_mm512_srli_epi32(e, 16), mff);
-        let p2 = _mm512_srli_epi32(e, 24);
-        let (k1, k2) = (
-            _mm512_mask_cmpge_epu32_mask(k, o, p1),
-            _mm512_mask_cmpge_epu32_mask(k, o, p2),
-        );
+    let steps = p.steps;
+    // Adds (or subtracts) the table entries of 16 lanes, less 15 * 2048 each ([`log2_q11`]):
+    // `m` holds the entry's 15 index bits in bits 8..23 of every lane, garbage elsewhere;
+    // lanes outside `k` add nothing.
+    let entries = |acc: __m512i, k: __mmask16, m: __m512i, sub: bool| {
+        // SAFETY: the caller's features are log2_q11's.
+        let e = unsafe { log2_q11(k, m, steps) };
         if sub {
-            let acc = _mm512_mask_sub_epi32(acc, k, acc, base);
-            let acc = _mm512_mask_sub_epi32(acc, k1, acc, one);
-            _mm512_mask_sub_epi32(acc, k2, acc, one)
+            _mm512_mask_sub_epi32(acc, k, acc, e)
         } else {
-            let acc = _mm512_mask_add_epi32(acc, k, acc, base);
-            let acc = _mm512_mask_add_epi32(acc, k1, acc, one);
-            _mm512_mask_add_epi32(acc, k2, acc, one)
+            _mm512_mask_add_epi32(acc, k, acc, e)
         }
     };
     // High half of `a * b + 2^31` for 16 u32 lanes (`a_odd`, `b_odd`: the inputs >> 32).
@@ -537,12 +604,7 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
                     s1, nsq,
                 )));
                 den_exp = _mm512_mask_add_epi32(den_exp, is_log, den_exp, _mm512_srli_epi32(d, 23));
-                den = entries(
-                    den,
-                    is_log,
-                    _mm512_or_si512(_mm512_srli_epi32(d, 8), _mm512_set1_epi32(0x8000)),
-                    false,
-                );
+                den = entries(den, is_log, d, false);
             }
             if is_num != 0 {
                 // The numerator on two halves of 8 lanes in f64.
@@ -573,18 +635,12 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
                     let k = (is_num >> (8 * h)) as __mmask8;
                     let e = _mm512_sub_epi64(_mm512_srli_epi64(b2, 52), _mm512_srli_epi64(b1, 52));
                     exp_num[h] = _mm512_mask_add_epi64(exp_num[h], k, exp_num[h], e);
-                    // Bits 37.. of each: the top 15 mantissa bits, then the exponent.
-                    bits[h] = [_mm512_srli_epi64(b1, 37), _mm512_srli_epi64(b2, 37)];
+                    // Bits 29.. of each: the top 15 mantissa bits in bits 8..23 of the low
+                    // dword.
+                    bits[h] = [_mm512_srli_epi64(b1, 29), _mm512_srli_epi64(b2, 29)];
                 }
-                let top = _mm512_set1_epi32(0x8000);
-                let v1 = _mm512_or_si512(
-                    _mm512_permutex2var_epi32(bits[0][0], low_dwords, bits[1][0]),
-                    top,
-                );
-                let v2 = _mm512_or_si512(
-                    _mm512_permutex2var_epi32(bits[0][1], low_dwords, bits[1][1]),
-                    top,
-                );
+                let v1 = _mm512_permutex2var_epi32(bits[0][0], low_dwords, bits[1][0]);
+                let v2 = _mm512_permutex2var_epi32(bits[0][1], low_dwords, bits[1][1]);
                 num = entries(num, is_num, v2, false);
                 num = entries(num, is_num, v1, true);
             }
@@ -599,8 +655,9 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
         let non_log_count = wide(nl_count);
         let log_count = (end - chunk_start) as i64 - non_log_count;
         totals[0] += wide(num);
-        // den per log pixel: entry + 2048 * (E - 127 - 32), E the f32 exponent field of d.
-        totals[1] += wide(den) + 2048 * (wide(den_exp) - 159 * log_count);
+        // den per log pixel: entry + 2048 * (E - 127 - 32), E the f32 exponent field of d,
+        // the sums holding entry - 15 * 2048.
+        totals[1] += wide(den) + 2048 * (wide(den_exp) - 144 * log_count);
         totals[2] += wide(nl_lo) + (wide(nl_hi) << 16);
         totals[3] += non_log_count;
     }
@@ -1007,3 +1064,61 @@ avx512_filter_kernels!(
     vertical_wide_avx512vnni,
     vertical_decimate_avx512vnni
 );
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use crate::features::simd::SimdLevel;
+    use crate::features::vif::{log2_steps, log2_table};
+
+    /// The polynomial's `f32` value at `k`, as the vector code computes it.
+    fn poly(k: u32) -> f32 {
+        let u = f32::from_bits(0x3f80_0000 | k << 8) - 1.0;
+        LOG2_POLY[..8]
+            .iter()
+            .rev()
+            .fold(LOG2_POLY[8], |q, &c| q.mul_add(u, c))
+    }
+
+    /// Every one of the 32768 entries, with garbage around the index bits and every lane
+    /// position: `log2_q11` is the table, and the table's fallback is needed (rounding the
+    /// polynomial alone misses entries) and rare.
+    #[test]
+    fn log2_q11_equals_the_table() {
+        let t = log2_table();
+        let misses = (0..32768u32)
+            .filter(|&k| poly(k).round() as i32 != i32::from(t[32768 + k as usize]) - 30720)
+            .count();
+        let unsure = (0..32768u32)
+            .filter(|&k| (poly(k) - poly(k).round()).abs() > LOG2_POLY_SURE)
+            .count();
+        assert!(misses > 0, "the fallback is not exercised");
+        assert!(unsure < 200, "{unsure} lanes near a half step");
+        if !SimdLevel::Avx512.is_supported() {
+            return;
+        }
+        let mut st = 0x1092_u32;
+        for k0 in (0..32768u32).step_by(16) {
+            let mut lanes = [0u32; 16];
+            for (l, v) in lanes.iter_mut().enumerate() {
+                st = st.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                *v = (k0 + l as u32) << 8 | (st & 0xff80_00ff);
+            }
+            for mask in [0xffffu16, 0x5a5a] {
+                let mut out = [0i32; 16];
+                // SAFETY: AVX-512 checked above; 64-byte loads and stores of 16-lane arrays.
+                unsafe {
+                    let m = _mm512_loadu_si512(lanes.as_ptr().cast());
+                    let r = log2_q11(mask, m, log2_steps());
+                    _mm512_storeu_si512(out.as_mut_ptr().cast(), r);
+                }
+                for (l, &got) in out.iter().enumerate() {
+                    let i = 32768 + k0 as usize + l;
+                    if mask >> l & 1 == 1 {
+                        assert_eq!(got, i32::from(t[i]) - 30720, "entry {i}");
+                    }
+                }
+            }
+        }
+    }
+}
