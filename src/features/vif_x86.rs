@@ -430,23 +430,22 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
 
 /// Coefficients (`u^0..u^8`) of a polynomial `q(u)` close to `2048 log2(1 + u)` on
 /// `[0, 1)`, evaluated in `f32` by Horner's rule with fused multiply-adds.
-const LOG2_POLY: [f32; 9] = [
-    8.715_406e-5,
-    2_954.624_3,
-    -1_476.878_4,
-    979.893_06,
-    -709.727_1,
-    492.354_28,
-    -278.374_73,
-    104.722_91,
-    -18.614_387,
+const LOG2_POLY: [f32; 8] = [
+    5.713_166e-4,
+    2_954.559_8,
+    -1_475.486_6,
+    968.490_1,
+    -664.062_99,
+    393.391_5,
+    -159.868_85,
+    30.976_889,
 ];
 
 /// `q(u)` closer than this to an integer `r` means the table entry is `r`: libvmaf rounds the
 /// logarithm twice (to `f32`, then to Q11), so entries near a half step depend on the `f32`
 /// rounding, which `q` does not reproduce; those lanes read the table instead. The exhaustive
 /// test `log2_q11_equals_the_table` proves the bound (about 0.3% of lanes fall outside it).
-const LOG2_POLY_SURE: f32 = 0.498_75;
+const LOG2_POLY_SURE: f32 = 0.498_2;
 
 /// `log2_table()[i] - 15 * 2048` for 16 lanes, `i = 32768 + k` with `k` (15 bits) in bits
 /// 8..23 of every lane (the top mantissa bits of an `f32`, or of an `f64` shifted right by 29),
@@ -466,8 +465,8 @@ pub(super) unsafe fn log2_q11(k: __mmask16, m: __m512i, steps: &[u32; 4096]) -> 
         _mm512_set1_epi32(0x3f80_0000),
     );
     let u = _mm512_sub_ps(_mm512_castsi512_ps(x), _mm512_set1_ps(1.0));
-    let mut q = _mm512_set1_ps(LOG2_POLY[8]);
-    for &c in LOG2_POLY[..8].iter().rev() {
+    let mut q = _mm512_set1_ps(LOG2_POLY[7]);
+    for &c in LOG2_POLY[..7].iter().rev() {
         q = _mm512_fmadd_ps(q, u, _mm512_set1_ps(c));
     }
     let r = _mm512_cvtps_epi32(q);
@@ -520,8 +519,9 @@ pub(super) unsafe fn log2_q11(k: __mmask16, m: __m512i, steps: &[u32; 4096]) -> 
 /// converted to `f32` *towards zero* (which keeps the top 24 bits of `d < 2^32` exact, so its
 /// exponent and top 15 mantissa bits are libvmaf's shift and 16-bit index). Only the gain
 /// (`f64` division, as libvmaf) runs on two halves of 8 lanes; the numerator's two logarithms
-/// come from those `f64` bits, their indices packed back to 16 lanes for one 16-lane gather
-/// each. Per-lane sums stay in 32 bits for at most `CHUNK` blocks, then move to 64-bit totals;
+/// come from those `f64` bits, their indices packed back to 16 lanes. Every table entry comes
+/// from [`log2_q11`] (a polynomial, the table only near half steps), not a gather per entry.
+/// Per-lane sums stay in 32 bits for at most `CHUNK` blocks, then move to 64-bit totals;
 /// exponents are summed unscaled and multiplied by 2048 once.
 ///
 /// # Safety
@@ -1074,10 +1074,10 @@ mod tests {
     /// The polynomial's `f32` value at `k`, as the vector code computes it.
     fn poly(k: u32) -> f32 {
         let u = f32::from_bits(0x3f80_0000 | k << 8) - 1.0;
-        LOG2_POLY[..8]
+        LOG2_POLY[..7]
             .iter()
             .rev()
-            .fold(LOG2_POLY[8], |q, &c| q.mul_add(u, c))
+            .fold(LOG2_POLY[7], |q, &c| q.mul_add(u, c))
     }
 
     /// Every one of the 32768 entries, with garbage around the index bits and every lane
