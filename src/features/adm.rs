@@ -46,6 +46,8 @@ mod decouple_aarch64;
 #[cfg(target_arch = "x86_64")]
 mod decouple_x86;
 mod dwt;
+#[cfg(target_arch = "x86_64")]
+mod dwt_x86;
 mod masking;
 
 use super::simd::SimdLevel;
@@ -753,6 +755,7 @@ impl AdmExtractor {
                 detail,
                 out,
                 &mut self.dwt,
+                self.simd,
             ),
             Samples::U16(s) => dwt_scale0(
                 |y| &s[y * stride..y * stride + w],
@@ -763,6 +766,7 @@ impl AdmExtractor {
                 detail,
                 out,
                 &mut self.dwt,
+                self.simd,
             ),
         }
     }

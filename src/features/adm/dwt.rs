@@ -7,6 +7,7 @@
 
 use super::consts::{HI, LO, LO_SUM, S123_HP_ADD, S123_HP_SHIFT, S123_VP_ADD, S123_VP_SHIFT};
 use super::{Band, Bands, Coef, Rect};
+use crate::features::simd::SimdLevel;
 
 /// Mirrored index as libvmaf's DWT uses it (`k` in `-1 ..= n + 1`).
 #[inline]
@@ -76,11 +77,20 @@ fn apply_tail<T: Copy>(n: usize, out_len: usize, tail: [T; 2], even: &mut [T], o
 /// Input samples of scale 0.
 pub(super) trait Sample: Copy + Send + Sync {
     fn widen(self) -> i32;
+    /// The row as bytes, if these are 8-bit samples (for the 8-bit vector kernel).
+    #[inline(always)]
+    fn bytes(_row: &[Self]) -> Option<&[u8]> {
+        None
+    }
 }
 impl Sample for u8 {
     #[inline(always)]
     fn widen(self) -> i32 {
         self as i32
+    }
+    #[inline(always)]
+    fn bytes(row: &[u8]) -> Option<&[u8]> {
+        Some(row)
     }
 }
 impl Sample for u16 {
@@ -146,6 +156,7 @@ pub(super) fn dwt_scale0<'a, T: Sample + 'a>(
     detail: Rect,
     out: &mut Bands<i16>,
     s: &mut DwtScratch,
+    simd: SimdLevel,
 ) {
     let w_out = w_in.div_ceil(2);
     let h_out = h_in.div_ceil(2);
@@ -167,9 +178,29 @@ pub(super) fn dwt_scale0<'a, T: Sample + 'a>(
                 .wrapping_sub(sub);
             (acc.wrapping_add(add) >> bpc) as i16
         };
-        let src = r0.iter().zip(r1).zip(r2.iter().zip(r3));
-        if in_detail || hi_tail.is_some() {
-            for ((l, h), ((a, b), (c, d))) in lo.iter_mut().zip(hi.iter_mut()).zip(src) {
+        let want_hi = in_detail || hi_tail.is_some();
+        // The vector kernel takes whole blocks of 32 columns of 8-bit rows.
+        let mut done = 0;
+        #[cfg(target_arch = "x86_64")]
+        if bpc == 8 && matches!(simd, SimdLevel::Avx512 | SimdLevel::Avx512Vnni) {
+            if let [Some(a), Some(b), Some(c), Some(d)] = [r0, r1, r2, r3].map(T::bytes) {
+                done = w_in - w_in % 32;
+                let hi = want_hi.then(|| &mut hi[..done]);
+                // SAFETY: AVX-512 levels are only ever ones the running CPU supports (the
+                // extractor caps them); every row and output holds w_in >= done values, done a
+                // multiple of 32.
+                unsafe { super::dwt_x86::vertical_u8_avx512([a, b, c, d], lo, hi, done) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = simd;
+        let (lo_rest, hi_rest) = (&mut lo[done..], &mut hi[done..]);
+        let src = r0[done..]
+            .iter()
+            .zip(&r1[done..])
+            .zip(r2[done..].iter().zip(&r3[done..]));
+        if want_hi {
+            for ((l, h), ((a, b), (c, d))) in lo_rest.iter_mut().zip(hi_rest.iter_mut()).zip(src) {
                 let (a, b, c, d) = (a.widen(), b.widen(), c.widen(), d.widen());
                 let acc_hi = HI[0]
                     .wrapping_mul(a)
@@ -180,7 +211,7 @@ pub(super) fn dwt_scale0<'a, T: Sample + 'a>(
                 *h = (acc_hi.wrapping_add(add) >> bpc) as i16;
             }
         } else {
-            for (l, ((a, b), (c, d))) in lo.iter_mut().zip(src) {
+            for (l, ((a, b), (c, d))) in lo_rest.iter_mut().zip(src) {
                 *l = vlo(a.widen(), b.widen(), c.widen(), d.widen());
             }
         }
