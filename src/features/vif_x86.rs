@@ -16,7 +16,9 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::vif::{StatParams, StatSums, VerticalOut, WideShifts};
+use std::sync::OnceLock;
+
+use super::vif::{log2_table, StatParams, StatSums, VerticalOut, WideShifts};
 
 /// The largest tap the `pmaddwd` kernels accept.
 pub(super) const MAX_TAP: u16 = i16::MAX as u16;
@@ -441,24 +443,76 @@ const LOG2_POLY: [f32; 8] = [
     30.976_889,
 ];
 
-/// `q(u)` closer than this to an integer `r` means the table entry is `r`: libvmaf rounds the
-/// logarithm twice (to `f32`, then to Q11), so entries near a half step depend on the `f32`
-/// rounding, which `q` does not reproduce; those lanes read the table instead. The exhaustive
-/// test `log2_q11_equals_the_table` proves the bound (about 0.3% of lanes fall outside it).
-const LOG2_POLY_SURE: f32 = 0.498_2;
+/// `q(k / 32768)` as the vector code computes it (a fused multiply-add is one rounding in
+/// both), for [`log2_misses`].
+fn log2_poly(k: u32) -> f32 {
+    let u = f32::from_bits(0x3f80_0000 | k << 8) - 1.0;
+    LOG2_POLY[..7]
+        .iter()
+        .rev()
+        .fold(LOG2_POLY[7], |q, &c| q.mul_add(u, c))
+}
+
+/// Multiplier of the hash `(k * M mod 2^32) >> 26` that puts each `k` of [`log2_misses`] in a
+/// slot of its own (found by search; `log2_misses` checks it).
+const LOG2_MISS_HASH: u32 = 0xf0a3_5c59;
+
+/// The `k` whose table entry is one more than `round(q(k / 32768))`, each in slot
+/// `(k * LOG2_MISS_HASH) >> 26` of 64 (0xffff in the empty ones). libvmaf rounds the logarithm
+/// twice (to `f32`, then to Q11), and `q`, however close, does not reproduce the first rounding
+/// where the value lies near a half step: 39 entries, each one below the table (never above).
+fn log2_misses() -> &'static [u16; 64] {
+    static MISSES: OnceLock<[u16; 64]> = OnceLock::new();
+    MISSES.get_or_init(|| {
+        let t = log2_table();
+        let mut slots = [0xffffu16; 64];
+        for k in 0..32768u32 {
+            let r = log2_poly(k).round_ties_even() as i32;
+            match i32::from(t[32768 + k as usize]) - 30720 - r {
+                0 => {}
+                1 => {
+                    let h = (k.wrapping_mul(LOG2_MISS_HASH) >> 26) as usize;
+                    assert_eq!(
+                        slots[h], 0xffff,
+                        "log2 misses {k} and {} share a slot",
+                        slots[h]
+                    );
+                    slots[h] = k as u16;
+                }
+                d => panic!("log2 polynomial off by {d} at {k}"),
+            }
+        }
+        slots
+    })
+}
+
+/// [`log2_misses`] as the two vectors `vpermt2w` indexes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
+#[inline]
+pub(super) fn log2_miss_table() -> [__m512i; 2] {
+    let m = log2_misses();
+    // SAFETY: two 64-byte loads from a 128-byte array.
+    unsafe {
+        [
+            _mm512_loadu_si512(m.as_ptr().cast()),
+            _mm512_loadu_si512(m.as_ptr().add(32).cast()),
+        ]
+    }
+}
 
 /// `log2_table()[i] - 15 * 2048` for 16 lanes, `i = 32768 + k` with `k` (15 bits) in bits
 /// 8..23 of every lane (the top mantissa bits of an `f32`, or of an `f64` shifted right by 29),
-/// anything in the other bits; lanes outside `k` give anything. Computed as `q(k / 32768)`
-/// rounded; the few lanes too close to a half step take the entry from `steps` (a masked
-/// gather, about one vector in 20).
+/// anything in the other bits. Computed as `q(k / 32768)` rounded, plus one where `k` is one of
+/// the [`log2_misses`] (`misses`: [`log2_miss_table`]), found by a hash and one 64-entry
+/// permute: exact for every `k`, without a branch or a gather.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW, DQ and VL.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512dq,avx512vl")]
 #[inline]
-pub(super) unsafe fn log2_q11(k: __mmask16, m: __m512i, steps: &[u32; 4096]) -> __m512i {
+pub(super) unsafe fn log2_q11(m: __m512i, misses: &[__m512i; 2]) -> __m512i {
     // 1 + k / 32768 exactly: the 15 bits under the exponent of 1.
     let x = _mm512_or_si512(
         _mm512_and_si512(m, _mm512_set1_epi32(0x7f_ff00)),
@@ -470,46 +524,15 @@ pub(super) unsafe fn log2_q11(k: __mmask16, m: __m512i, steps: &[u32; 4096]) -> 
         q = _mm512_fmadd_ps(q, u, _mm512_set1_ps(c));
     }
     let r = _mm512_cvtps_epi32(q);
-    // q - round(q), rounded to nearest.
-    let frac = _mm512_abs_ps(_mm512_reduce_ps::<
-        { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
-    >(q));
-    let unsure = _mm512_mask_cmp_ps_mask::<_CMP_GT_OQ>(k, frac, _mm512_set1_ps(LOG2_POLY_SURE));
-    if unsure == 0 {
-        return r;
-    }
-    // The table: block `i >> 4` of the steps, offset `i & 15`.
-    let i = _mm512_or_si512(_mm512_srli_epi32(x, 8), _mm512_set1_epi32(0x8000));
-    let block = _mm512_and_si512(_mm512_srli_epi32(i, 4), _mm512_set1_epi32(0xfff));
-    // SAFETY: block < 4096 entries of `steps`; masked-off lanes load nothing.
-    let e = unsafe {
-        _mm512_mask_i32gather_epi32::<4>(
-            _mm512_setzero_si512(),
-            unsure,
-            block,
-            steps.as_ptr().cast::<i32>(),
-        )
-    };
-    let o = _mm512_and_si512(i, _mm512_set1_epi32(15));
-    let p1 = _mm512_and_si512(_mm512_srli_epi32(e, 16), _mm512_set1_epi32(0xff));
-    let p2 = _mm512_srli_epi32(e, 24);
-    let base = _mm512_sub_epi32(
-        _mm512_and_si512(e, _mm512_set1_epi32(0xffff)),
-        _mm512_set1_epi32(15 * 2048),
+    // k's slot (bits 0..6 of each dword; the high words index slot 0, and are ignored).
+    let k = _mm512_and_si512(_mm512_srli_epi32(x, 8), _mm512_set1_epi32(0x7fff));
+    let slot = _mm512_srli_epi32(
+        _mm512_mullo_epi32(k, _mm512_set1_epi32(LOG2_MISS_HASH as i32)),
+        26,
     );
-    let base = _mm512_mask_add_epi32(
-        base,
-        _mm512_cmpge_epu32_mask(o, p1),
-        base,
-        _mm512_set1_epi32(1),
-    );
-    let base = _mm512_mask_add_epi32(
-        base,
-        _mm512_cmpge_epu32_mask(o, p2),
-        base,
-        _mm512_set1_epi32(1),
-    );
-    _mm512_mask_mov_epi32(r, unsure, base)
+    let held = _mm512_permutex2var_epi16(misses[0], slot, misses[1]);
+    let miss = _mm512_cmpeq_epi32_mask(_mm512_and_si512(held, _mm512_set1_epi32(0xffff)), k);
+    _mm512_mask_sub_epi32(r, miss, r, _mm512_set1_epi32(-1))
 }
 
 /// [`stats_avx2`] on 16 pixels at a time, with mask registers; `n` a multiple of 16.
@@ -545,13 +568,13 @@ pub(super) unsafe fn stats_avx512(f: [&[u32]; 5], n: usize, p: &StatParams) -> S
     let mffff = _mm512_set1_epi32(0xffff);
     // The low dwords of 16 qwords (two registers) in order.
     let low_dwords = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    let steps = p.steps;
+    let misses = log2_miss_table();
     // Adds (or subtracts) the table entries of 16 lanes, less 15 * 2048 each ([`log2_q11`]):
     // `m` holds the entry's 15 index bits in bits 8..23 of every lane, garbage elsewhere;
     // lanes outside `k` add nothing.
     let entries = |acc: __m512i, k: __mmask16, m: __m512i, sub: bool| {
         // SAFETY: the caller's features are log2_q11's.
-        let e = unsafe { log2_q11(k, m, steps) };
+        let e = unsafe { log2_q11(m, &misses) };
         if sub {
             _mm512_mask_sub_epi32(acc, k, acc, e)
         } else {
@@ -1069,31 +1092,15 @@ avx512_filter_kernels!(
 mod tests {
     use super::*;
     use crate::features::simd::SimdLevel;
-    use crate::features::vif::{log2_steps, log2_table};
+    use crate::features::vif::log2_table;
 
-    /// The polynomial's `f32` value at `k`, as the vector code computes it.
-    fn poly(k: u32) -> f32 {
-        let u = f32::from_bits(0x3f80_0000 | k << 8) - 1.0;
-        LOG2_POLY[..7]
-            .iter()
-            .rev()
-            .fold(LOG2_POLY[7], |q, &c| q.mul_add(u, c))
-    }
-
-    /// Every one of the 32768 entries, with garbage around the index bits and every lane
-    /// position: `log2_q11` is the table, and the table's fallback is needed (rounding the
-    /// polynomial alone misses entries) and rare.
+    /// Every one of the 32768 entries, with garbage around the index bits and in every lane
+    /// position: `log2_q11` is the table, and the misses it corrects exist.
     #[test]
     fn log2_q11_equals_the_table() {
         let t = log2_table();
-        let misses = (0..32768u32)
-            .filter(|&k| poly(k).round() as i32 != i32::from(t[32768 + k as usize]) - 30720)
-            .count();
-        let unsure = (0..32768u32)
-            .filter(|&k| (poly(k) - poly(k).round()).abs() > LOG2_POLY_SURE)
-            .count();
-        assert!(misses > 0, "the fallback is not exercised");
-        assert!(unsure < 200, "{unsure} lanes near a half step");
+        let misses = log2_misses().iter().filter(|&&k| k != 0xffff).count();
+        assert!((30..=64).contains(&misses), "{misses} misses");
         if !SimdLevel::Avx512.is_supported() {
             return;
         }
@@ -1104,20 +1111,16 @@ mod tests {
                 st = st.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
                 *v = (k0 + l as u32) << 8 | (st & 0xff80_00ff);
             }
-            for mask in [0xffffu16, 0x5a5a] {
-                let mut out = [0i32; 16];
-                // SAFETY: AVX-512 checked above; 64-byte loads and stores of 16-lane arrays.
-                unsafe {
-                    let m = _mm512_loadu_si512(lanes.as_ptr().cast());
-                    let r = log2_q11(mask, m, log2_steps());
-                    _mm512_storeu_si512(out.as_mut_ptr().cast(), r);
-                }
-                for (l, &got) in out.iter().enumerate() {
-                    let i = 32768 + k0 as usize + l;
-                    if mask >> l & 1 == 1 {
-                        assert_eq!(got, i32::from(t[i]) - 30720, "entry {i}");
-                    }
-                }
+            let mut out = [0i32; 16];
+            // SAFETY: AVX-512 checked above; 64-byte loads and stores of 16-lane arrays.
+            unsafe {
+                let m = _mm512_loadu_si512(lanes.as_ptr().cast());
+                let r = log2_q11(m, &log2_miss_table());
+                _mm512_storeu_si512(out.as_mut_ptr().cast(), r);
+            }
+            for (l, &got) in out.iter().enumerate() {
+                let i = 32768 + k0 as usize + l;
+                assert_eq!(got, i32::from(t[i]) - 30720, "entry {i}");
             }
         }
     }
