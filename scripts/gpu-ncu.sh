@@ -11,6 +11,13 @@
 # is its own launch) of `vmafcuda bench` on device frames; the table shows the first launch
 # of each. CSVs go to $OUT (or target/gpu-ncu). `scripts/gpu-ncu.sh table DIR` prints the
 # table again from DIR's CSVs.
+#
+#   scripts/gpu-ncu.sh kernels              # every kernel of a frame, one row each (default setting)
+#
+# profiles NCU_COUNT (default 60) launches of every kernel after NCU_SKIP (default 300) and
+# prints one row per kernel: launches seen, median time, warp instructions, issue-slot use,
+# occupancy, registers, shared memory and the two largest stall reasons. `scripts/gpu-ncu.sh
+# kernels-table DIR` prints it again from DIR/ncu_kernels.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +30,7 @@ bpc=${NCU_BPC:-8}
 skip=${NCU_SKIP:-30}
 count=${NCU_COUNT:-3}
 metrics=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
+metrics+=,launch__registers_per_thread,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic
 for s in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected dispatch_stall; do
   metrics+=",smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio"
 done
@@ -47,6 +55,46 @@ for k in cols[0]:
 PY
 }
 
+kernels_table() { # csv
+  python3 - "$1" <<'PY'
+import csv, statistics, sys
+rows = list(csv.reader(open(sys.argv[1])))
+head = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+names = rows[head]
+by = {}
+for r in rows[head + 2:]:
+    if len(r) == len(names):
+        m = dict(zip(names, r))
+        by.setdefault(m["Kernel Name"], []).append(m)
+def num(m, k):
+    try:
+        return float(m.get(k, "").replace(",", ""))
+    except ValueError:
+        return float("nan")
+def med(ms, k):
+    return statistics.median(num(m, k) for m in ms)
+stall = [k for k in names if k.startswith("smsp__average_warps_issue_stalled_") and k.endswith(".ratio")]
+print(f"{'kernel':28s} {'n':>3s} {'us':>8s} {'Minstr':>8s} {'issue%':>7s} {'warps%':>7s} {'regs':>5s} {'smem':>6s} {'block':>12s} {'grid':>14s}  top stalls (warps per issue)")
+total = 0.0
+for name, ms in sorted(by.items(), key=lambda kv: -med(kv[1], "gpu__time_duration.sum")):
+    t = med(ms, "gpu__time_duration.sum") / 1e3  # ns -> us
+    total += t
+    smem = med(ms, "launch__shared_mem_per_block_static") + med(ms, "launch__shared_mem_per_block_dynamic")
+    top = sorted(((med(ms, k), k) for k in stall), reverse=True)[:2]
+    tops = ", ".join(f"{k.split('stalled_')[1].split('_per_issue')[0]} {v:.2f}" for v, k in top)
+    print(f"{name[:28]:28s} {len(ms):3d} {t:8.1f} {med(ms, 'smsp__inst_executed.sum') / 1e6:8.2f} "
+          f"{med(ms, 'smsp__issue_active.avg.pct_of_peak_sustained_active'):7.1f} "
+          f"{med(ms, 'sm__warps_active.avg.pct_of_peak_sustained_active'):7.1f} "
+          f"{med(ms, 'launch__registers_per_thread'):5.0f} {smem:6.0f} {ms[0]['Block Size']:>12s} {ms[0]['Grid Size']:>14s}  {tops}")
+print(f"{'sum of the medians':28s} {'':3s} {total:8.1f}")
+PY
+}
+
+if [[ ${1:-} == kernels-table ]]; then
+  kernels_table "$2/ncu_kernels.csv"
+  exit
+fi
+
 if [[ ${1:-} == table ]]; then
   shift
   dir=$1
@@ -59,6 +107,15 @@ ncu=/usr/local/cuda/bin/ncu
 [[ -x $ncu ]] || ncu=$(command -v ncu) || { echo "no ncu on this machine" >&2; exit 1; }
 [[ -x .gpu/bin.vmafcuda ]] || { echo ".gpu/bin.vmafcuda missing: run 'scripts/gpu-check.sh build' and carry it" >&2; exit 1; }
 mkdir -p "$out"
+if [[ ${1:-} == kernels ]]; then
+  echo "== every kernel: $size $bpc-bit, launches ${NCU_SKIP:-300}.. (+${NCU_COUNT:-60})" >&2
+  VMAFCUDA_CUDA_GRAPHS=0 timeout 500 "$ncu" --kernel-name regex:. --launch-skip "${NCU_SKIP:-300}" \
+    --launch-count "${NCU_COUNT:-60}" --metrics "$metrics" --csv --page raw \
+    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
+    --stage-frames 0 --runs 1 >"$out/ncu_kernels.csv" 2>"$out/ncu_kernels.err"
+  kernels_table "$out/ncu_kernels.csv" | tee "$out/kernels.txt"
+  exit
+fi
 for v in "${values[@]}"; do
   echo "== $env_name=$v: ncu $kernel, $size $bpc-bit" >&2
   env "$env_name=$v" VMAFCUDA_CUDA_GRAPHS=0 timeout 300 "$ncu" --kernel-name "$kernel" --launch-skip "$skip" \
