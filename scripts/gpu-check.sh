@@ -11,8 +11,10 @@
 #   $OUT (or target/gpu-check), checks the kernel image with
 #   cuobjdump, compute-sanitizer (memcheck with leak checking, racecheck), the CLI from y4m
 #   files and the benchmark (fps rows and each size's table of ms per CUDA stage), then prints a
-#   summary table (about 7 minutes on an H100: give the device call a 600 s limit and read
-#   $OUT/summary.txt).
+#   summary table. The whole run now takes longer than the device tool's 600 s per call on an
+#   H100 (on 2026-11-27 the tests, PTX and sanitizer steps took about 10 minutes together, the
+#   CLI and bench steps 2): run it in parts, e.g. GPU_CHECK_STEPS="tests ptx", then
+#   "sanitizer", then "cli bench", and read $OUT/rows.txt (and summary.txt) of each.
 #
 # Environment: GPU_CHECK_MANIFEST=path/to/Cargo.toml builds another manifest (default: this
 # repo); GPU_CHECK_TESTS="cuda_psnr cuda_kernels_fresh" chooses the integration tests (the
