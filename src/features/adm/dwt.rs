@@ -77,26 +77,30 @@ fn apply_tail<T: Copy>(n: usize, out_len: usize, tail: [T; 2], even: &mut [T], o
 /// Input samples of scale 0.
 pub(super) trait Sample: Copy + Send + Sync {
     fn widen(self) -> i32;
-    /// The row as bytes, if these are 8-bit samples (for the 8-bit vector kernel).
-    #[inline(always)]
-    fn bytes(_row: &[Self]) -> Option<&[u8]> {
-        None
-    }
+    /// The row for the vector kernel.
+    #[cfg(target_arch = "x86_64")]
+    fn row(row: &[Self]) -> super::dwt_x86::SampleRow<'_>;
 }
 impl Sample for u8 {
     #[inline(always)]
     fn widen(self) -> i32 {
         self as i32
     }
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn bytes(row: &[u8]) -> Option<&[u8]> {
-        Some(row)
+    fn row(row: &[u8]) -> super::dwt_x86::SampleRow<'_> {
+        super::dwt_x86::SampleRow::U8(row)
     }
 }
 impl Sample for u16 {
     #[inline(always)]
     fn widen(self) -> i32 {
         self as i32
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn row(row: &[u16]) -> super::dwt_x86::SampleRow<'_> {
+        super::dwt_x86::SampleRow::U16(row)
     }
 }
 
@@ -179,18 +183,17 @@ pub(super) fn dwt_scale0<'a, T: Sample + 'a>(
             (acc.wrapping_add(add) >> bpc) as i16
         };
         let want_hi = in_detail || hi_tail.is_some();
-        // The vector kernel takes whole blocks of 32 columns of 8-bit rows.
+        // The vector kernel takes whole blocks of 32 columns of up to 15 bits.
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
-        if bpc == 8 && matches!(simd, SimdLevel::Avx512 | SimdLevel::Avx512Vnni) {
-            if let [Some(a), Some(b), Some(c), Some(d)] = [r0, r1, r2, r3].map(T::bytes) {
-                done = w_in - w_in % 32;
-                let hi = want_hi.then(|| &mut hi[..done]);
-                // SAFETY: AVX-512 levels are only ever ones the running CPU supports (the
-                // extractor caps them); every row and output holds w_in >= done values, done a
-                // multiple of 32.
-                unsafe { super::dwt_x86::vertical_u8_avx512([a, b, c, d], lo, hi, done) };
-            }
+        if bpc <= 15 && matches!(simd, SimdLevel::Avx512 | SimdLevel::Avx512Vnni) {
+            done = w_in - w_in % 32;
+            let hi = want_hi.then(|| &mut hi[..done]);
+            let rows = [r0, r1, r2, r3].map(T::row);
+            // SAFETY: AVX-512 levels are only ever ones the running CPU supports (the extractor
+            // caps them); every row and output holds w_in >= done values, done a multiple of
+            // 32; 8 <= bpc <= 15.
+            unsafe { super::dwt_x86::vertical_avx512(rows, lo, hi, done, bpc) };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = simd;
