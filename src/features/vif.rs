@@ -83,8 +83,9 @@ pub type Log2Table = [u16; 65536];
 
 /// libvmaf rounds the *single precision* logarithm: 38 entries differ from rounding the exact
 /// value. `log2f` is evaluated as the correctly rounded `f32` of the `f64` logarithm, which
-/// equals glibc's `log2f` on every entry (see the tests). The vector code and the GPU read it as
-/// [`log2_steps`].
+/// equals glibc's `log2f` on every entry (see the tests). The GPU and the AVX2 and NEON code read
+/// it as [`log2_steps`]; the AVX-512 statistic computes it (a polynomial, corrected where it
+/// misses).
 pub fn log2_table() -> &'static Log2Table {
     static TABLE: OnceLock<Box<Log2Table>> = OnceLock::new();
     TABLE.get_or_init(|| {

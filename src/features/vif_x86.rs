@@ -430,8 +430,9 @@ pub(super) unsafe fn stats_avx2(f: [&[u32]; 5], n: usize, p: &StatParams) -> Sta
     })
 }
 
-/// Coefficients (`u^0..u^8`) of a polynomial `q(u)` close to `2048 log2(1 + u)` on
-/// `[0, 1)`, evaluated in `f32` by Horner's rule with fused multiply-adds.
+/// Coefficients (`u^0..u^7`) of a polynomial `q(u)` within 6e-4 of `2048 log2(1 + u)` on
+/// `[0, 1)` (a least-squares fit weighted towards the largest errors), evaluated in `f32` by
+/// Horner's rule with fused multiply-adds.
 const LOG2_POLY: [f32; 8] = [
     5.713_166e-4,
     2_954.559_8,
@@ -543,7 +544,7 @@ pub(super) unsafe fn log2_q11(m: __m512i, misses: &[__m512i; 2]) -> __m512i {
 /// exponent and top 15 mantissa bits are libvmaf's shift and 16-bit index). Only the gain
 /// (`f64` division, as libvmaf) runs on two halves of 8 lanes; the numerator's two logarithms
 /// come from those `f64` bits, their indices packed back to 16 lanes. Every table entry comes
-/// from [`log2_q11`] (a polynomial, the table only near half steps), not a gather per entry.
+/// from [`log2_q11`] (a polynomial, corrected at 39 entries), not a gather per entry.
 /// Per-lane sums stay in 32 bits for at most `CHUNK` blocks, then move to 64-bit totals;
 /// exponents are summed unscaled and multiplied by 2048 once.
 ///
@@ -1092,7 +1093,6 @@ avx512_filter_kernels!(
 mod tests {
     use super::*;
     use crate::features::simd::SimdLevel;
-    use crate::features::vif::log2_table;
 
     /// Every one of the 32768 entries, with garbage around the index bits and in every lane
     /// position: `log2_q11` is the table, and the misses it corrects exist.
