@@ -906,7 +906,7 @@ extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u16(VIF_SCA
         (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
 }
 
-extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale1(VIF_SCALE_PARAMS) {
+extern "C" __global__ void __launch_bounds__(kBigThreads, 4) vif_scale1(VIF_SCALE_PARAMS) {
     vif_scale<1, uint16_t, false, true, kBigW, kBigH, 4, 4>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
