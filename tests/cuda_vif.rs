@@ -470,6 +470,9 @@ fn vif_fps(ctx: &Context, kernels: &VifKernels, w: usize, h: usize, bpc: u32) ->
 #[test]
 fn throughput_report() {
     let Some(_gpu) = gpu() else { return };
+    if common::gpu::under_sanitizer() {
+        return;
+    }
     let ctx = Context::primary(0).expect("context");
     let kernels = VifKernels::load(&ctx).expect("kernels");
     for (w, h, bpc) in [
