@@ -107,20 +107,24 @@ ncu=/usr/local/cuda/bin/ncu
 [[ -x $ncu ]] || ncu=$(command -v ncu) || { echo "no ncu on this machine" >&2; exit 1; }
 [[ -x .gpu/bin.vmafcuda ]] || { echo ".gpu/bin.vmafcuda missing: run 'scripts/gpu-check.sh build' and carry it" >&2; exit 1; }
 mkdir -p "$out"
+# ncu over `vmafcuda bench` on device frames, graphs off: profile NAME KERNEL SKIP COUNT
+# SECONDS [VAR=VALUE ...] writes $out/ncu_NAME.csv (and .err).
+profile() {
+  local name=$1 kern=$2 from=$3 launches=$4 limit=$5
+  shift 5
+  env "$@" VMAFCUDA_CUDA_GRAPHS=0 timeout "$limit" "$ncu" --kernel-name "$kern" --launch-skip "$from" \
+    --launch-count "$launches" --metrics "$metrics" --csv --page raw \
+    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
+    --stage-frames 0 --runs 1 >"$out/ncu_$name.csv" 2>"$out/ncu_$name.err"
+}
 if [[ ${1:-} == kernels ]]; then
   echo "== every kernel: $size $bpc-bit, launches ${NCU_SKIP:-300}.. (+${NCU_COUNT:-60})" >&2
-  VMAFCUDA_CUDA_GRAPHS=0 timeout 500 "$ncu" --kernel-name regex:. --launch-skip "${NCU_SKIP:-300}" \
-    --launch-count "${NCU_COUNT:-60}" --metrics "$metrics" --csv --page raw \
-    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
-    --stage-frames 0 --runs 1 >"$out/ncu_kernels.csv" 2>"$out/ncu_kernels.err"
+  profile kernels regex:. "${NCU_SKIP:-300}" "${NCU_COUNT:-60}" 500
   kernels_table "$out/ncu_kernels.csv" | tee "$out/kernels.txt"
   exit
 fi
 for v in "${values[@]}"; do
   echo "== $env_name=$v: ncu $kernel, $size $bpc-bit" >&2
-  env "$env_name=$v" VMAFCUDA_CUDA_GRAPHS=0 timeout 300 "$ncu" --kernel-name "$kernel" --launch-skip "$skip" \
-    --launch-count "$count" --metrics "$metrics" --csv --page raw \
-    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
-    --stage-frames 0 --runs 1 >"$out/ncu_$v.csv" 2>"$out/ncu_$v.err"
+  profile "$v" "$kernel" "$skip" "$count" 300 "$env_name=$v"
 done
 table "$out" "${values[@]}" | tee "$out/table.txt"
