@@ -167,29 +167,29 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
             }
         }
     } else {
-    const bool inner_x = x0 >= 2 && x0 + kTileW + 2 <= width;
-    for (int ay = ty; ay < kApronH; ay += kBlockY) {
-        const int y = y0 + ay - 2;
-        const bool row_inside = y >= 0 && y < height;
-        const bool store_row = row_inside && ay >= 2 && ay < kTileH + 2;
-        const int my = row_inside ? y : mirror(y, height);
+        const bool inner_x = x0 >= 2 && x0 + kTileW + 2 <= width;
+        for (int ay = ty; ay < kApronH; ay += kBlockY) {
+            const int y = y0 + ay - 2;
+            const bool row_inside = y >= 0 && y < height;
+            const bool store_row = row_inside && ay >= 2 && ay < kTileH + 2;
+            const int my = row_inside ? y : mirror(y, height);
 #pragma unroll
-        for (int j = 0; j < kCols; ++j) {
-            const int ax = tx + kBlockX * j;
-            if (ax >= kApronW) break;
-            const int x = x0 + ax - 2;
-            int v = 0;
-            if (x < width + 2 && y < height + 2) {
-                const int mx = inner_x ? x : mirror(x, width);
-                const T c = load_cur<T>(cur, cur_pitch, mx, my, shift);
-                if (store_row && ax >= 2 && ax < kTileW + 2 && x < width) {
-                    reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] = c;
+            for (int j = 0; j < kCols; ++j) {
+                const int ax = tx + kBlockX * j;
+                if (ax >= kApronW) break;
+                const int x = x0 + ax - 2;
+                int v = 0;
+                if (x < width + 2 && y < height + 2) {
+                    const int mx = inner_x ? x : mirror(x, width);
+                    const T c = load_cur<T>(cur, cur_pitch, mx, my, shift);
+                    if (store_row && ax >= 2 && ax < kTileW + 2 && x < width) {
+                        reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] = c;
+                    }
+                    if (compute) v = (int)load<T>(prev, prev_pitch, mx, my) - (int)c;
                 }
-                if (compute) v = (int)load<T>(prev, prev_pitch, mx, my) - (int)c;
+                diff[ay][ax] = v;
             }
-            diff[ay][ax] = v;
         }
-    }
     }
     if (!compute) return;
     __syncthreads();
