@@ -207,12 +207,22 @@ __device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t x
     }
 }
 
+// The warp's sum of v (in lane 0; in every lane on sm_80 and up). Every v here is below 2^41
+// in magnitude (a block's sums of at most 4 pixels' terms, or of 8 warps' sums, each term
+// below 2^31): on sm_80 and up its low 16 bits and the rest are each summed by one redux
+// (32 x 2^16 and 32 x 2^25 fit int32) instead of five 64-bit shuffles and adds.
 __device__ __forceinline__ long long warp_sum(long long v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const int lo = __reduce_add_sync(0xffffffffu, (int)(v & 0xffff));
+    const int hi = __reduce_add_sync(0xffffffffu, (int)(v >> 16));
+    return (long long)hi * 65536 + lo;
+#else
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
         v += __shfl_down_sync(0xffffffffu, v, offset);
     }
     return v;
+#endif
 }
 
 // Per-frame device state shared by the scale kernels of one GpuVif (see the host side):
@@ -440,6 +450,58 @@ __device__ __forceinline__ void store_fragment(uint32_t (*dst)[kStride], int g, 
     *reinterpret_cast<uint2*>(&dst[g + 8][c]) = make_uint2(v[2], v[3]);
 }
 
+// The byte planes of four 32-bit values (plane p: byte j is byte p of value j), kPlanes of
+// them: B fragment registers of the horizontal pass below.
+template <int kPlanes>
+__device__ __forceinline__ void byte_planes(uint4 v, uint32_t (&p)[kPlanes]) {
+    static_assert(kPlanes == 2 || kPlanes == 4, "two or four planes");
+    if constexpr (kPlanes == 4) {
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        transpose4(w, p);
+    } else {
+        const uint32_t a = __byte_perm(v.x, v.y, 0x5140), c = __byte_perm(v.z, v.w, 0x5140);
+        p[0] = __byte_perm(a, c, 0x5410);
+        p[1] = __byte_perm(a, c, 0x7632);
+    }
+}
+
+// The horizontal pass of 8-bit scale 0 on the tensor cores, one moment of a block of 16
+// output columns x 8 rows, transposed: D (16 x 8) = T (16 x 32, the vertical pass's tap
+// matrix and A fragments) times B (32 input columns from the block's first output column, x 8
+// rows). B column n is this lane's row (n = g, from the caller) and its registers are byte
+// planes of the row's values at columns 4q.. and 16 + 4q..: kPlanes of them, 2 for mu (values
+// below 2^16), 4 for second moments. a[i] sums the products of weight 2^(8 i) (tl x plane i,
+// th x plane i - 1); each is a non-negative integer below 2^21 (th sums to at most 256, tl to
+// 17 * 255). D's four values of this lane, out[e]: output column g + 8 (e / 2), row
+// n = 2q + e % 2.
+//   mu: the wrapping uint32 sum a0 + 2^8 a1 + 2^16 a2 (exact: the true sum is below 2^32).
+//   Second moments: (exact sum + 32768) >> 16 cut to uint32, from t = a0 + 2^8 a1 + 32768
+//   (below 2^32) as (t >> 16) + a2 + 2^8 a3 + 2^16 a4 (mod 2^32).
+template <int kPlanes>
+__device__ __forceinline__ void horizontal_mma(const uint32_t* __restrict__ row, int q,
+                                               const uint32_t (&th)[4], const uint32_t (&tl)[4],
+                                               uint32_t (&out)[4]) {
+    uint32_t b0[kPlanes], b1[kPlanes];
+    byte_planes<kPlanes>(*reinterpret_cast<const uint4*>(row + 4 * q), b0);
+    byte_planes<kPlanes>(*reinterpret_cast<const uint4*>(row + 16 + 4 * q), b1);
+    int a[kPlanes + 1][4] = {};
+#pragma unroll
+    for (int p = 0; p < kPlanes; ++p) {
+        mma_u8(a[p], tl, b0[p], b1[p]);
+        mma_u8(a[p + 1], th, b0[p], b1[p]);
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        if constexpr (kPlanes == 2) {
+            out[e] = (uint32_t)a[0][e] + ((uint32_t)a[1][e] << 8) + ((uint32_t)a[2][e] << 16);
+        } else {
+            const uint32_t t = (uint32_t)a[0][e] + ((uint32_t)a[1][e] << 8) + 32768u;
+            out[e] = (t >> 16) + (uint32_t)a[2][e] + ((uint32_t)a[3][e] << 8) +
+                     ((uint32_t)a[4][e] << 16);
+        }
+    }
+}
+
 // Four 8-bit samples of a row from column xs on, as one word (byte j: column xs + j), mirrored
 // one by one (the tile's edge columns).
 __device__ __forceinline__ uint32_t quad_mirrored(const uint8_t* __restrict__ row, int xs, int w) {
@@ -513,9 +575,11 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // (kMma: only the transposed bytes s_t below.)
     __shared__ __align__(16) uint16_t s_ref[kMma ? 1 : kInH][kInW];
     __shared__ __align__(16) uint16_t s_dis[kMma ? 1 : kInH][kInW];
-    // (kMma: rows padded by 16 bytes, for fewer bank conflicts in the tensor-core pass's 8-byte
-    // stores of rows g and columns 2q, 2q + 1; ncu still counts twice the ideal wavefronts.)
-    constexpr int kMomentStride = kMma ? kInW + 4 : kInW;
+    // (kMma: rows of 88 words, 24 banks apart: the vertical pass's 8-byte stores of rows g,
+    // columns 2q, 2q + 1 are conflict-free, and so are the horizontal pass's 16-byte loads,
+    // whose quarter-warps read rows 2 apart: 16 banks.)
+    constexpr int kMomentStride = kMma ? kInW + 8 : kInW;
+    static_assert(!kMma || kMomentStride % 32 == 24, "bank-conflict-free moment rows");
     __shared__ __align__(16) uint32_t s_mu1[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_mu2[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_xx[kTileH][kMomentStride];
@@ -823,9 +887,38 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     }
     __syncthreads();
 
-    // 3. Horizontal pass and statistic: P adjacent pixels per thread.
+    // 3. Horizontal pass and statistic.
     Sums acc = {0, 0, 0, 0};
-    {
+    if constexpr (kMma) {
+        // On the tensor cores (horizontal_mma): warp w takes the 16 x 8 block of output
+        // columns 16 (w % 4).. and rows 8 (w / 4)..; the block's row n is tile row rb + perm(n),
+        // perm = (0 2 1 3 4 6 5 7), so that the lanes of a quarter-warp (rows g = 2i, 2i + 1)
+        // read rows 2 apart (see kMomentStride).
+        static_assert(kBlock / 32 == 8 && kTileW == 64 && kTileH == 16, "8 blocks of 16 x 8");
+        uint32_t th[4], tl[4];
+        tap_fragments(s_taps, th, tl);
+        const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
+        const int rb = 8 * (warp >> 2), cb = 16 * (warp & 3);
+        const auto tile_row = [rb](int n) {
+            return rb + (n & 4) + ((n & 1) << 1) + ((n >> 1) & 1);
+        };
+        const int rg = tile_row(g);
+        uint32_t mu1[4], mu2[4], xx[4], yy[4], xy[4];
+        horizontal_mma<2>(&s_mu1[rg][cb], q, th, tl, mu1);
+        horizontal_mma<2>(&s_mu2[rg][cb], q, th, tl, mu2);
+        horizontal_mma<4>(&s_xx[rg][cb], q, th, tl, xx);
+        horizontal_mma<4>(&s_yy[rg][cb], q, th, tl, yy);
+        horizontal_mma<4>(&s_xy[rg][cb], q, th, tl, xy);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int r = tile_row(2 * q + (e & 1));
+            const int c = cb + g + 8 * (e >> 1);
+            if (y0 + r < h && x0 + c < w) {
+                statistic(mu1[e], mu2[e], xx[e], yy[e], xy[e], gain_limit, table, acc);
+            }
+        }
+    } else {
+        // P adjacent pixels per thread.
         const int r = tid / (kTileW / P);
         const int c0 = P * (tid - r * (kTileW / P));
         uint32_t mu1[P], mu2[P], xx[P], yy[P], xy[P];
