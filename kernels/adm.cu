@@ -667,6 +667,32 @@ __device__ __forceinline__ unsigned long long warp_sum_all(unsigned long long v)
     return v;
 }
 
+// The warp's sums of v[0..8]: returns sum (lane / 4) to lanes 4 q .. 4 q + 3 and sum 8 to every
+// lane in v8. The first 8 are reduced and scattered at once (each step sends the half of its
+// slots a lane gives up to the lane 16, 8, 4 away and adds what it gets to the half it keeps:
+// 7 shuffles of 64 bits, then 2 for the last 4 lanes), instead of 8 whole reductions (40).
+__device__ __forceinline__ unsigned long long warp_sums9(unsigned long long (&v)[kSums],
+                                                        unsigned long long& v8) {
+    static_assert(kSums == 9, "8 scattered sums and one more");
+    const int lane = threadIdx.x & 31;
+    v8 = warp_sum_all(v[8]);
+#pragma unroll
+    for (int h = 4, off = 16; h >= 1; h >>= 1, off >>= 1) {
+        // Lanes with bit `off` keep slots h..2h - 1 (as 0..h - 1), the others 0..h - 1.
+        const bool upper = (lane & off) != 0;
+#pragma unroll
+        for (int j = 0; j < h; ++j) {
+            const unsigned long long send = upper ? v[j] : v[j + h];
+            const unsigned long long keep = upper ? v[j + h] : v[j];
+            v[j] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+        }
+    }
+    unsigned long long s = v[0];
+    s += __shfl_xor_sync(0xffffffffu, s, 2);
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    return s;
+}
+
 template <typename E, bool S0>
 __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
     constexpr int kHx = kTx + 2, kHy = kTy + 2, kHalo = kHx * kHy;
@@ -772,14 +798,12 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
             sums[6 + b] = den_term<S0>(m, den_o[b]);
         }
     }
-    // Each of lanes 0..8 gets one of the warp's 9 sums.
+    // The warp's 9 sums: lane 4 q has sum q (q < 8), lane 1 sum 8.
     const int lane = tx;
-    unsigned long long mine = 0;
-#pragma unroll
-    for (int q = 0; q < kSums; ++q) {
-        const unsigned long long v = warp_sum_all(sums[q]);
-        if (lane == q) mine = v;
-    }
+    unsigned long long sum8;
+    unsigned long long mine = warp_sums9(sums, sum8);
+    const int slot = (lane & 3) == 0 ? lane >> 2 : (lane == 1 ? 8 : -1);
+    mine = lane == 1 ? sum8 : mine;
     if (i < m.cm_y1) {  // warp-uniform
         // Add this tile's sums to its row's (exact wrapping integer sums, any order); the last
         // of the row's tiles_x warps applies libvmaf's per-row rounding and adds the row to the
@@ -788,7 +812,7 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
         unsigned long long* acc = reinterpret_cast<unsigned long long*>(m.rows) +
                                   (unsigned long long)row * kSums;
         unsigned* count = reinterpret_cast<unsigned*>(m.row_count) + row;
-        if (lane < kSums) atomicAdd(acc + lane, mine);
+        if (slot >= 0) atomicAdd(acc + slot, mine);
         __threadfence();
         __syncwarp();
         unsigned ticket = 0;

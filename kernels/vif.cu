@@ -199,7 +199,8 @@ __device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t x
             // g <= 100 and s1 < 2^31: the product is below 2^45, exact and non-negative.
             const long long gain_term = __double2ll_rz(__dmul_rn(__dmul_rn(g, g), (double)s1));
             const uint64_t numer1_tmp = (uint64_t)gain_term + numer1;
-            acc.num_log += log2_64(table, numer1_tmp) - log2_64(table, numer1);
+            // (numer1 < 2^32: log2_32 reads the same entry as libvmaf's log2_64.)
+            acc.num_log += log2_64(table, numer1_tmp) - log2_32(table, numer1);
         }
     } else {
         acc.num_non_log += s2;
@@ -470,8 +471,8 @@ __device__ __forceinline__ void byte_planes(uint4 v, uint32_t (&p)[kPlanes]) {
 // matrix and A fragments) times B (32 input columns from the block's first output column, x 8
 // rows). B column n is this lane's row (n = g, from the caller) and its registers are byte
 // planes of the row's values at columns 4q.. and 16 + 4q..: kPlanes of them, 2 for mu (values
-// below 2^16), 4 for second moments. a[i] sums the products of weight 2^(8 i) (tl x plane i,
-// th x plane i - 1); each is a non-negative integer below 2^21 (th sums to at most 256, tl to
+// below 2^16), 4 for second moments. The products of weight 2^(8 i) (tl x plane i, th x plane
+// i - 1) sum to a_i, a non-negative integer below 2^21 (th sums to at most 256, tl to
 // 17 * 255). D's four values of this lane, out[e]: output column g + 8 (e / 2), row
 // n = 2q + e % 2.
 //   mu: the wrapping uint32 sum a0 + 2^8 a1 + 2^16 a2 (exact: the true sum is below 2^32).
@@ -484,20 +485,30 @@ __device__ __forceinline__ void horizontal_mma(const uint32_t* __restrict__ row,
     uint32_t b0[kPlanes], b1[kPlanes];
     byte_planes<kPlanes>(*reinterpret_cast<const uint4*>(row + 4 * q), b0);
     byte_planes<kPlanes>(*reinterpret_cast<const uint4*>(row + 16 + 4 * q), b1);
-    int a[kPlanes + 1][4] = {};
-#pragma unroll
-    for (int p = 0; p < kPlanes; ++p) {
-        mma_u8(a[p], tl, b0[p], b1[p]);
-        mma_u8(a[p + 1], th, b0[p], b1[p]);
-    }
+    // Folded into out weight by weight, so that at most two accumulators are live.
+    int lo[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0};
+    mma_u8(lo, tl, b0[0], b1[0]);
+    mma_u8(mid, th, b0[0], b1[0]);
+    mma_u8(mid, tl, b0[1], b1[1]);
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-        if constexpr (kPlanes == 2) {
-            out[e] = (uint32_t)a[0][e] + ((uint32_t)a[1][e] << 8) + ((uint32_t)a[2][e] << 16);
-        } else {
-            const uint32_t t = (uint32_t)a[0][e] + ((uint32_t)a[1][e] << 8) + 32768u;
-            out[e] = (t >> 16) + (uint32_t)a[2][e] + ((uint32_t)a[3][e] << 8) +
-                     ((uint32_t)a[4][e] << 16);
+        out[e] = (uint32_t)lo[e] + ((uint32_t)mid[e] << 8);
+        if constexpr (kPlanes == 4) {
+            out[e] = (out[e] + 32768u) >> 16;
+        }
+    }
+#pragma unroll
+    for (int p = 1; p < kPlanes; ++p) {
+        // Weight 2^(8 (p + 1)) (mu) or 2^(8 (p - 1)) past the shift (second moments).
+        int a[4] = {0, 0, 0, 0};
+        mma_u8(a, th, b0[p], b1[p]);
+        if (p + 1 < kPlanes) {
+            mma_u8(a, tl, b0[p + 1], b1[p + 1]);
+        }
+        const int sh = kPlanes == 2 ? 16 : 8 * (p - 1);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            out[e] += (uint32_t)a[e] << sh;
         }
     }
 }
