@@ -570,6 +570,10 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     constexpr int N = F::N;
     constexpr int kHalf = N / 2;
     constexpr int kBlock = kTileW * kTileH / P;
+    // The tensor-core vertical pass from 8-bit samples (kMma8: the tile loaded as transposed
+    // bytes) or from deeper ones (kMma16: loaded as 16-bit rows, then transposed into low and
+    // high byte planes).
+    constexpr bool kMma8 = kMma && sizeof(In) == 1, kMma16 = kMma && sizeof(In) == 2;
     static_assert(P == 1 || P == 4, "pixels per thread");
     static_assert(kTileW % 8 == 0 && kTileH % 4 == 0 && kBlock % 32 == 0, "tile shape");
     // Tile columns (halo included), rounded up to whole uint4 loads of the horizontal pass.
@@ -583,9 +587,9 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     constexpr int kConvW = kTileW + 2 * kHalfD;
     constexpr int kDecH = kTileH / 2;
 
-    // (kMma: only the transposed bytes s_t below.)
-    __shared__ __align__(16) uint16_t s_ref[kMma ? 1 : kInH][kInW];
-    __shared__ __align__(16) uint16_t s_dis[kMma ? 1 : kInH][kInW];
+    // (kMma8: only the transposed bytes s_t below; kMma16: in s_xx and s_yy, see s_ref.)
+    __shared__ __align__(16) uint16_t s_ref_tile[kMma ? 1 : kInH][kInW];
+    __shared__ __align__(16) uint16_t s_dis_tile[kMma ? 1 : kInH][kInW];
     // (kMma: rows of 88 words, 24 banks apart: the vertical pass's 8-byte stores of rows g,
     // columns 2q, 2q + 1 are conflict-free, and so are the horizontal pass's 16-byte loads,
     // whose quarter-warps read rows 2 apart: 16 banks.)
@@ -597,6 +601,13 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     __shared__ __align__(16) uint32_t s_yy[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_xy[kTileH][kMomentStride];
     __shared__ uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvW : 1];
+    // The 16-bit rows of the input tile. kMma16 keeps them in s_xx and s_yy, which the vertical
+    // pass writes only after they were transposed (a barrier between), and decimates from the
+    // transposed planes.
+    using Row16 = uint16_t[kInW];
+    Row16* const s_ref = kMma16 ? reinterpret_cast<Row16*>(&s_xx[0][0]) : s_ref_tile;
+    Row16* const s_dis = kMma16 ? reinterpret_cast<Row16*>(&s_yy[0][0]) : s_dis_tile;
+    static_assert(!kMma16 || kInH * kInW * 2 <= kTileH * kMomentStride * 4, "rows fit s_xx");
 
     const int tid = threadIdx.x;
     const int x0 = blockIdx.x * kTileW;
@@ -608,10 +619,12 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // (kMma) Transposed bytes of both pictures' tiles for the tensor-core vertical pass: column
     // c's 32 rows at s_t[p][c * kColWords ..], four rows per word (a B fragment register), and
     // the taps' byte table.
-    constexpr int kTWords = kMma ? kInW * kColWords : 1;
-    __shared__ __align__(16) uint32_t s_t[2][kTWords];
+    // (kMma16) The same layout for the low and high bytes of 16-bit samples: s_t16[p][0] and
+    // s_t16[p][1].
+    __shared__ __align__(16) uint32_t s_t[2][kMma8 ? kInW * kColWords : 1];
+    __shared__ __align__(16) uint32_t s_t16[2][2][kMma16 ? kInW * kColWords : 1];
     __shared__ uint32_t s_taps[2][kMma ? kTapWords : 1];
-    if constexpr (kMma) {
+    if constexpr (kMma8) {
         static_assert(S == 0 && kNarrow && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
                       "the tensor-core pass is 8-bit scale 0 on 16-row tiles");
         // 4x4 blocks: four rows of four columns per item, transposed in registers. A warp takes
@@ -713,15 +726,138 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             *reinterpret_cast<uint2*>(&s_ref[r][c]) = qr;
             *reinterpret_cast<uint2*>(&s_dis[r][c]) = qd;
         }
+        if constexpr (kMma16) {
+            if (tid < 2 * kTapWords) {
+                tap_table(s_taps, tid);
+            }
+        }
     }
     __syncthreads();
+    if constexpr (kMma16) {
+        // The rows as transposed byte planes: one item per 4 rows x 4 columns, both pictures
+        // (one 8-byte load per row: its 4 samples' low bytes and high bytes as two words, then
+        // transpose4 into the 4 columns' words).
+        static_assert(S == 0 && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
+                      "the tensor-core pass is scale 0 on 16-row tiles");
+        constexpr int kQuads = kInW / 4, kRowGroups = kInH / 4;
+        static_assert(kQuads * kRowGroups <= kBlock, "one item per thread");
+        if (tid < kQuads * kRowGroups) {
+            const int rg = tid / kQuads, c = 4 * (tid - rg * kQuads);
+#pragma unroll
+            for (int p = 0; p < 2; ++p) {
+                const Row16* rows = p == 0 ? s_ref : s_dis;
+                uint32_t lo[4], hi[4];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const uint2 v = *reinterpret_cast<const uint2*>(&rows[4 * rg + j][c]);
+                    lo[j] = __byte_perm(v.x, v.y, 0x6420);
+                    hi[j] = __byte_perm(v.x, v.y, 0x7531);
+                }
+                uint32_t tlo[4], thi[4];
+                transpose4(lo, tlo);
+                transpose4(hi, thi);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    s_t16[p][0][(c + j) * kColWords + rg] = tlo[j];
+                    s_t16[p][1][(c + j) * kColWords + rg] = thi[j];
+                }
+            }
+        }
+        __syncthreads();
+    }
 
     // 2. Vertical pass: moments of tile rows 0..kTileH at every tile column (halo included),
     // kRows rows per item, a thread sliding down one column: each sample (and its products) is
     // read once for the kRows outputs it contributes to. Groups start every kRows rows, the
     // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
     // first rows are computed twice, with the same values).
-    if constexpr (kMma) {
+    if constexpr (kMma16) {
+        // As kMma8's below (warp w: moment w / 2 for five 8-column blocks), from the low and
+        // high byte planes (samples below 2^12: the high byte below 16):
+        //   mu: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high; th x high), below 2^28,
+        //   then libvmaf's rounding shift by bpc;
+        //   second moments: the products x y (below 2^24) as three byte planes, 6 multiplies
+        //   into the weights 2^0 .. 2^24 (the exact sum below 2^40), and libvmaf's
+        //   (sum + 2^(sh - 1)) >> sh cut to uint32 as ((a0 + 2^8 a1 + 2^(sh - 1)) >> sh) +
+        //   2^(16 - sh) a2 + 2^(24 - sh) a3 (mod 2^32; 2 <= sh <= 8).
+        uint32_t th[4], tl[4];
+        tap_fragments(s_taps, th, tl);
+        const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
+        constexpr int kBlocks8 = 5;
+        static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
+        const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
+        if (m == 0) {
+            const uint32_t rnd_mu = 1u << (sh_mu - 1);
+#pragma unroll
+            for (int k = 0; k < kBlocks8; ++k) {
+                const int col = 8 * (nb0 + k) + g;
+                uint32_t v[2][4];
+#pragma unroll
+                for (int p = 0; p < 2; ++p) {
+                    const uint32_t* lo = &s_t16[p][0][col * kColWords];
+                    const uint32_t* hi = &s_t16[p][1][col * kColWords];
+                    const uint32_t l0 = lo[q], l1 = lo[4 + q], h0 = hi[q], h1 = hi[4 + q];
+                    int a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
+                    mma_u8(a0, tl, l0, l1);
+                    mma_u8(a1, th, l0, l1);
+                    mma_u8(a1, tl, h0, h1);
+                    mma_u8(a2, th, h0, h1);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        v[p][e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) +
+                                   ((uint32_t)a2[e] << 16) + rnd_mu) >>
+                                  sh_mu;
+                    }
+                }
+                const int c = 8 * (nb0 + k) + 2 * q;
+                store_fragment(s_mu1, g, c, v[0]);
+                store_fragment(s_mu2, g, c, v[1]);
+            }
+        } else {
+            const int pa = m == 2 ? 1 : 0, pb = m == 1 ? 0 : 1;
+            uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
+            const uint32_t rnd_sq = 1u << (sh_sq - 1);
+#pragma unroll
+            for (int k = 0; k < kBlocks8; ++k) {
+                const int col = 8 * (nb0 + k) + g;
+                // b[r][i]: byte plane i of the products at rows 4q.. (r = 0) and 16 + 4q.. (1).
+                uint32_t b[2][3];
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int wd = col * kColWords + 4 * r + q;
+                    // Two samples per word (rows 2i, 2i + 1 of the four: low and high halves).
+                    const uint32_t x01 = __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x5140);
+                    const uint32_t x23 = __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x7362);
+                    const uint32_t y01 = __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x5140);
+                    const uint32_t y23 = __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x7362);
+                    const uint32_t p0 = (x01 & 0xffffu) * (y01 & 0xffffu);
+                    const uint32_t p1 = (x01 >> 16) * (y01 >> 16);
+                    const uint32_t p2 = (x23 & 0xffffu) * (y23 & 0xffffu);
+                    const uint32_t p3 = (x23 >> 16) * (y23 >> 16);
+                    const uint32_t u = __byte_perm(p0, p1, 0x5140), t = __byte_perm(p2, p3, 0x5140);
+                    b[r][0] = __byte_perm(u, t, 0x5410);
+                    b[r][1] = __byte_perm(u, t, 0x7632);
+                    b[r][2] = __byte_perm(__byte_perm(p0, p1, 0x0062), __byte_perm(p2, p3, 0x0062),
+                                          0x5410);
+                }
+                int lo[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
+                int a3[4] = {0, 0, 0, 0};
+                mma_u8(lo, tl, b[0][0], b[1][0]);
+                mma_u8(mid, th, b[0][0], b[1][0]);
+                mma_u8(mid, tl, b[0][1], b[1][1]);
+                mma_u8(a2, th, b[0][1], b[1][1]);
+                mma_u8(a2, tl, b[0][2], b[1][2]);
+                mma_u8(a3, th, b[0][2], b[1][2]);
+                uint32_t v[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    v[e] = (((uint32_t)lo[e] + ((uint32_t)mid[e] << 8) + rnd_sq) >> sh_sq) +
+                           ((uint32_t)a2[e] << (16 - sh_sq)) + ((uint32_t)a3[e] << (24 - sh_sq));
+                }
+                store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
+            }
+        }
+    } else if constexpr (kMma8) {
         // Warp w computes one moment, w / 2 (0: mu1 and mu2, 1: x², 2: y², 3: xy), for five
         // 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five independent blocks
         // whose tensor-core latencies overlap.
@@ -855,7 +991,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // 4a. Decimation, vertical: the next filter at the tile's even rows, over the columns the
     // horizontal pass of the even columns reads. Conv column j is tile column
     // kHalf - kHalfD + j.
-    if constexpr (kDecimate && kMma) {
+    if constexpr (kDecimate && kMma8) {
         // From the transposed bytes: column c's rows top .. top + 8 are bytes (top % 4) .. of its
         // words top / 4 .., shifted down into three words, then byte dot products with the taps'
         // high and low bytes (DecTaps). Lanes take 8 rows x 4 columns (rows sharing words).
@@ -877,6 +1013,32 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 const uint32_t lo =
                     __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
                 s_conv[p][r][j] = ((hi << 8) + lo + rnd) >> sh_dec;
+            }
+        }
+    } else if constexpr (kDecimate && kMma16) {
+        // As kMma8's, from both byte planes: 65536 (hi x Th) + 256 (hi x Tl + lo x Th) +
+        // (lo x Tl), below 2^28 (samples below 2^12).
+        const uint32_t rnd = 1u << (sh_dec - 1);
+        for (int i = tid; i < kDecH * kConvW; i += kBlock) {
+            const int r = i % kDecH, j = i / kDecH;
+            const int c = kHalf - kHalfD + j;
+            const int top = kHalf + 2 * r - kHalfD;
+            const int shift = 8 * (top & 3);
+#pragma unroll
+            for (int p = 0; p < 2; ++p) {
+                uint32_t dh[2], dl[2];  // [sample byte plane]: x tap high bytes, x tap low
+#pragma unroll
+                for (int b = 0; b < 2; ++b) {
+                    const uint32_t* w = &s_t16[p][b][c * kColWords + (top >> 2)];
+                    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+                    const uint32_t x0 = __funnelshift_r(w0, w1, shift);
+                    const uint32_t x1 = __funnelshift_r(w1, w2, shift);
+                    const uint32_t x8 = (w2 >> shift) & 255u;
+                    dh[b] = __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
+                    dl[b] = __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+                }
+                const uint32_t sum = (dh[1] << 16) + ((dh[0] + dl[1]) << 8) + dl[0];
+                s_conv[p][r][j] = (sum + rnd) >> sh_dec;
             }
         }
     } else if constexpr (kDecimate) {
@@ -1006,6 +1168,14 @@ extern "C" __global__ void __launch_bounds__(kBigThreads, 4) vif_scale0_u8_mma(V
 
 extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u16(VIF_SCALE_PARAMS) {
     vif_scale<0, uint16_t, false, true, kBigW, kBigH, 4, 4>(
+        ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc,
+        (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
+}
+
+// vif_scale0_u16 with both passes on the tensor cores, for 9..12-bit pictures (sm_80 and up;
+// traps below; the host's choice where vif_scale0_u8_mma is).
+extern "C" __global__ void __launch_bounds__(kBigThreads, 4) vif_scale0_u16_mma(VIF_SCALE_PARAMS) {
+    vif_scale<0, uint16_t, false, true, kBigW, kBigH, 4, 4, true>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc,
         (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
 }

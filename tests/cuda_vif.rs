@@ -149,7 +149,7 @@ fn synthetic_pairs() -> Vec<Pair> {
             pairs.push(textured(w, h, bpc, 1 << (bpc - 8), 1.6, seed + 7));
         }
     }
-    for bpc in [8, 16] {
+    for bpc in [8, 10, 12, 16] {
         let max = (1u32 << bpc) - 1;
         let (w, h) = (41, 29);
         let flat = |v: u32| plane_from(w, h, bpc, move |_, _| v);

@@ -50,8 +50,9 @@ pub struct VifKernels {
     big: [Function; 5],
     /// The latency kernels (`*_fine`), in the same order.
     fine: [Function; 5],
-    /// `vif_scale0_u8` with its vertical pass on the tensor cores, where wanted ([`mma_wanted`]).
-    mma: Option<Function>,
+    /// Scale 0 with its filters on the tensor cores, where wanted ([`mma_wanted`]):
+    /// `vif_scale0_u8_mma` and `vif_scale0_u16_mma` (9 to 12 bits, [`MMA_DEEP_BPC`]).
+    mma: Option<[Function; 2]>,
     /// [`cpu::log2_steps`], 4096 `u32` (the log2 table in 16 KiB: its lookups stay in L1).
     table: Arc<DeviceBuffer>,
     module: Module,
@@ -82,7 +83,7 @@ impl VifKernels {
                 f("vif_scale3_fine")?,
             ],
             mma: if mma_wanted(ctx) {
-                Some(f("vif_scale0_u8_mma")?)
+                Some([f("vif_scale0_u8_mma")?, f("vif_scale0_u16_mma")?])
             } else {
                 None
             },
@@ -96,9 +97,14 @@ impl VifKernels {
     }
 }
 
-/// On a device of compute capability 8.0 or more, 8-bit pictures' scale 0 (throughput kernel)
-/// runs its vertical pass on the tensor cores (`vif_scale0_u8_mma`: the same sums, bit for bit;
-/// H100 1080p: VIF 5% faster, see BENCHMARKS.md). `VMAFCUDA_VIF_MMA=0` turns it off.
+/// Depths whose scale 0 has a tensor-core kernel beside 8 bits (`vif_scale0_u16_mma`: its
+/// sample products must fit 24 bits).
+const MMA_DEEP_BPC: std::ops::RangeInclusive<u32> = 9..=12;
+
+/// On a device of compute capability 8.0 or more, scale 0 (throughput kernel) of pictures of 8
+/// and [`MMA_DEEP_BPC`] bits runs its filters on the tensor cores (`vif_scale0_u8_mma`,
+/// `vif_scale0_u16_mma`: the same sums, bit for bit; see BENCHMARKS.md). `VMAFCUDA_VIF_MMA=0`
+/// turns them off.
 fn mma_wanted(ctx: &Context) -> bool {
     std::env::var("VMAFCUDA_VIF_MMA").as_deref() != Ok("0")
         && super::driver::guarded("VIF tensor-core check", || {
@@ -307,8 +313,12 @@ impl GpuVif {
             };
             let function = match s {
                 0 if bpc == 8 => match &self.kernels.mma {
-                    Some(mma) if !fine => mma,
+                    Some(mma) if !fine => &mma[0],
                     _ => &kernels[0],
+                },
+                0 if MMA_DEEP_BPC.contains(&bpc) => match &self.kernels.mma {
+                    Some(mma) if !fine => &mma[1],
+                    _ => &kernels[1],
                 },
                 0 => &kernels[1],
                 _ => &kernels[s + 1],
