@@ -587,9 +587,9 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     constexpr int kConvW = kTileW + 2 * kHalfD;
     constexpr int kDecH = kTileH / 2;
 
-    // (kMma8: only the transposed bytes s_t below; kMma16: in s_xx and s_yy, see s_ref.)
-    __shared__ __align__(16) uint16_t s_ref_tile[kMma ? 1 : kInH][kInW];
-    __shared__ __align__(16) uint16_t s_dis_tile[kMma ? 1 : kInH][kInW];
+    // (kMma: only the transposed bytes s_t or s_t16 below.)
+    __shared__ __align__(16) uint16_t s_ref[kMma ? 1 : kInH][kInW];
+    __shared__ __align__(16) uint16_t s_dis[kMma ? 1 : kInH][kInW];
     // (kMma: rows of 88 words, 24 banks apart: the vertical pass's 8-byte stores of rows g,
     // columns 2q, 2q + 1 are conflict-free, and so are the horizontal pass's 16-byte loads,
     // whose quarter-warps read rows 2 apart: 16 banks.)
@@ -601,13 +601,6 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     __shared__ __align__(16) uint32_t s_yy[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_xy[kTileH][kMomentStride];
     __shared__ uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvW : 1];
-    // The 16-bit rows of the input tile. kMma16 keeps them in s_xx and s_yy, which the vertical
-    // pass writes only after they were transposed (a barrier between), and decimates from the
-    // transposed planes.
-    using Row16 = uint16_t[kInW];
-    Row16* const s_ref = kMma16 ? reinterpret_cast<Row16*>(&s_xx[0][0]) : s_ref_tile;
-    Row16* const s_dis = kMma16 ? reinterpret_cast<Row16*>(&s_yy[0][0]) : s_dis_tile;
-    static_assert(!kMma16 || kInH * kInW * 2 <= kTileH * kMomentStride * 4, "rows fit s_xx");
 
     const int tid = threadIdx.x;
     const int x0 = blockIdx.x * kTileW;
@@ -624,17 +617,18 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     __shared__ __align__(16) uint32_t s_t[2][kMma8 ? kInW * kColWords : 1];
     __shared__ __align__(16) uint32_t s_t16[2][2][kMma16 ? kInW * kColWords : 1];
     __shared__ uint32_t s_taps[2][kMma ? kTapWords : 1];
-    if constexpr (kMma8) {
-        static_assert(S == 0 && kNarrow && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
-                      "the tensor-core pass is 8-bit scale 0 on 16-row tiles");
+    if constexpr (kMma) {
+        static_assert(S == 0 && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
+                      "the tensor-core pass is scale 0 on 16-row tiles");
         // 4x4 blocks: four rows of four columns per item, transposed in registers. A warp takes
         // 8 row groups x 4 column quads, lane (bits 4, 1..0: row group; bits 3..2: quad): its
         // word stores fall in 32 different banks.
         constexpr int kQuads = kInW / 4, kRowGroups = kInH / 4;
         static_assert(kRowGroups == 8 && kQuads % 4 == 0 && kQuads / 4 * 32 <= kBlock,
                       "one item per thread");
+        constexpr uintptr_t kVecBytes = 4 * sizeof(In);
         const bool vec_ok = (((uintptr_t)ref | (uintptr_t)dis | (uintptr_t)ref_pitch |
-                              (uintptr_t)dis_pitch) & 3) == 0;
+                              (uintptr_t)dis_pitch) & (kVecBytes - 1)) == 0;
         if (tid < kQuads * 8) {
             const int lane = tid & 31;
             const int rg = (lane & 3) | ((lane >> 4) << 2);
@@ -650,27 +644,78 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 rr[j] = ref + (size_t)y * ref_pitch;
                 dr[j] = dis + (size_t)y * dis_pitch;
             }
-            uint32_t wr[4], wd[4];
-            if (whole) {
+            if constexpr (kMma8) {
+                uint32_t wr[4], wd[4];
+                if (whole) {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        wr[j] = *reinterpret_cast<const uint32_t*>(rr[j] + xs);
+                        wd[j] = *reinterpret_cast<const uint32_t*>(dr[j] + xs);
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        wr[j] = quad_mirrored(rr[j], xs, w);
+                        wd[j] = quad_mirrored(dr[j], xs, w);
+                    }
+                }
+                uint32_t tr[4], td[4];
+                transpose4(wr, tr);
+                transpose4(wd, td);
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
-                    wr[j] = *reinterpret_cast<const uint32_t*>(rr[j] + xs);
-                    wd[j] = *reinterpret_cast<const uint32_t*>(dr[j] + xs);
+                    s_t[0][(c + j) * kColWords + rg] = tr[j];
+                    s_t[1][(c + j) * kColWords + rg] = td[j];
                 }
             } else {
+                // Four 16-bit samples per row (read as stored >> shift), as a word of their
+                // low bytes and one of their high bytes, each transposed as above.
+                const uint32_t ref_mask = (0xffffu >> ref_shift) * 0x00010001u;
+                const uint32_t dis_mask = (0xffffu >> dis_shift) * 0x00010001u;
+                uint2 vr[4], vd[4];
+                if (whole) {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        vr[j] = *reinterpret_cast<const uint2*>(rr[j] + 2 * (size_t)xs);
+                        vd[j] = *reinterpret_cast<const uint2*>(dr[j] + 2 * (size_t)xs);
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        uint32_t a[4], b[4];
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            const int x = mirror(xs + e, w);
+                            a[e] = reinterpret_cast<const uint16_t*>(rr[j])[x];
+                            b[e] = reinterpret_cast<const uint16_t*>(dr[j])[x];
+                        }
+                        vr[j] = make_uint2(a[0] | (a[1] << 16), a[2] | (a[3] << 16));
+                        vd[j] = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
+                    }
+                }
+                uint32_t lo[2][4], hi[2][4];
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
-                    wr[j] = quad_mirrored(rr[j], xs, w);
-                    wd[j] = quad_mirrored(dr[j], xs, w);
+                    const uint32_t r0 = (vr[j].x >> ref_shift) & ref_mask;
+                    const uint32_t r1 = (vr[j].y >> ref_shift) & ref_mask;
+                    const uint32_t d0 = (vd[j].x >> dis_shift) & dis_mask;
+                    const uint32_t d1 = (vd[j].y >> dis_shift) & dis_mask;
+                    lo[0][j] = __byte_perm(r0, r1, 0x6420);
+                    hi[0][j] = __byte_perm(r0, r1, 0x7531);
+                    lo[1][j] = __byte_perm(d0, d1, 0x6420);
+                    hi[1][j] = __byte_perm(d0, d1, 0x7531);
                 }
-            }
-            uint32_t tr[4], td[4];
-            transpose4(wr, tr);
-            transpose4(wd, td);
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                s_t[0][(c + j) * kColWords + rg] = tr[j];
-                s_t[1][(c + j) * kColWords + rg] = td[j];
+                for (int p = 0; p < 2; ++p) {
+                    uint32_t tlo[4], thi[4];
+                    transpose4(lo[p], tlo);
+                    transpose4(hi[p], thi);
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        s_t16[p][0][(c + j) * kColWords + rg] = tlo[j];
+                        s_t16[p][1][(c + j) * kColWords + rg] = thi[j];
+                    }
+                }
             }
         }
         if (tid < 2 * kTapWords) {
@@ -726,45 +771,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             *reinterpret_cast<uint2*>(&s_ref[r][c]) = qr;
             *reinterpret_cast<uint2*>(&s_dis[r][c]) = qd;
         }
-        if constexpr (kMma16) {
-            if (tid < 2 * kTapWords) {
-                tap_table(s_taps, tid);
-            }
-        }
     }
     __syncthreads();
-    if constexpr (kMma16) {
-        // The rows as transposed byte planes: one item per 4 rows x 4 columns, both pictures
-        // (one 8-byte load per row: its 4 samples' low bytes and high bytes as two words, then
-        // transpose4 into the 4 columns' words).
-        static_assert(S == 0 && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
-                      "the tensor-core pass is scale 0 on 16-row tiles");
-        constexpr int kQuads = kInW / 4, kRowGroups = kInH / 4;
-        static_assert(kQuads * kRowGroups <= kBlock, "one item per thread");
-        if (tid < kQuads * kRowGroups) {
-            const int rg = tid / kQuads, c = 4 * (tid - rg * kQuads);
-#pragma unroll
-            for (int p = 0; p < 2; ++p) {
-                const Row16* rows = p == 0 ? s_ref : s_dis;
-                uint32_t lo[4], hi[4];
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const uint2 v = *reinterpret_cast<const uint2*>(&rows[4 * rg + j][c]);
-                    lo[j] = __byte_perm(v.x, v.y, 0x6420);
-                    hi[j] = __byte_perm(v.x, v.y, 0x7531);
-                }
-                uint32_t tlo[4], thi[4];
-                transpose4(lo, tlo);
-                transpose4(hi, thi);
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    s_t16[p][0][(c + j) * kColWords + rg] = tlo[j];
-                    s_t16[p][1][(c + j) * kColWords + rg] = thi[j];
-                }
-            }
-        }
-        __syncthreads();
-    }
 
     // 2. Vertical pass: moments of tile rows 0..kTileH at every tile column (halo included),
     // kRows rows per item, a thread sliding down one column: each sample (and its products) is
