@@ -20,8 +20,9 @@
 // next frame (integer sums: the order of the atomic adds does not matter).
 // Each scale also has a latency kernel (*_fine: 32x8 tiles, one pixel per thread, two rows per
 // vertical item) for scales with few blocks per SM; the host picks one by pixel count. Both run
-// the same arithmetic. 8-bit scale 0 also has vif_scale0_u8_mma (tensor cores, sm_80 and up;
-// see the tensor-core notes below), the host's choice where the GPU has them.
+// the same arithmetic. Scale 0 also has vif_scale0_u8_mma and vif_scale0_u16_mma (9..12 bits):
+// both passes on the tensor cores, sm_80 and up (see the tensor-core notes below), the host's
+// choice where the GPU has them.
 //
 // Exactness notes (the CPU engine, src/features/vif.rs, documents the arithmetic):
 // - mu sums fit uint32 (taps sum to 65536, samples < 65536); libvmaf's wrapping uint32 sums

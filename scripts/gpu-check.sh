@@ -11,10 +11,10 @@
 #   $OUT (or target/gpu-check), checks the kernel image with
 #   cuobjdump, compute-sanitizer (memcheck with leak checking, racecheck), the CLI from y4m
 #   files and the benchmark (fps rows and each size's table of ms per CUDA stage), then prints a
-#   summary table. The whole run now takes longer than the device tool's 600 s per call on an
-#   H100 (on 2026-11-27 the tests, PTX and sanitizer steps took about 10 minutes together, the
-#   CLI and bench steps 2): run it in parts, e.g. GPU_CHECK_STEPS="tests ptx", then
-#   "sanitizer", then "cli bench", and read $OUT/rows.txt (and summary.txt) of each.
+#   summary table. The whole run takes longer than the device tool's 600 s per call on an H100
+#   (2026-11-27, evening: the tests and PTX steps 509 s, the sanitizer step 231 s, the CLI and
+#   bench steps 140 s): run it in parts, GPU_CHECK_STEPS="tests ptx", then "sanitizer", then
+#   "cli bench", and read $OUT/rows.txt (and summary.txt) of each.
 #
 # Environment: GPU_CHECK_MANIFEST=path/to/Cargo.toml builds another manifest (default: this
 # repo); GPU_CHECK_TESTS="cuda_psnr cuda_kernels_fresh" chooses the integration tests (the
@@ -99,9 +99,9 @@ run() {
 
   # Suites again under settings the default does not take for every frame: the engine's two
   # ways of launching a frame (CUDA graphs, separate launches: the default mixes them by frame
-  # size and source, src/cuda/engine.rs), each forced; VIF's 8-bit scale 0 without its
-  # tensor-core vertical pass (the default on compute capability 8.0 and up; the plain kernel is
-  # what older GPUs run): the VIF kernels against the CPU, and the whole engine on the corpus.
+  # size and source, src/cuda/engine.rs), each forced; VIF's scale 0 without its tensor-core
+  # kernels (the default on compute capability 8.0 and up; the plain kernels are what older
+  # GPUs run): the VIF kernels against the CPU, and the whole engine on the corpus.
   # Each spec: variable=value, test executable, row label.
   if has tests; then
     local spec setting exe label
@@ -121,11 +121,11 @@ run() {
   fi
 
   # The PTX in the image (for GPUs newer than its cubins) must load and give the same numbers:
-  # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins. VIF too: its tensor-core kernel's
-  # inline PTX (mma.sync) is compiled by the driver then.
+  # CUDA_FORCE_PTX_JIT makes the driver ignore the cubins. VIF too: its tensor-core kernels'
+  # inline PTX (mma.sync) is compiled by the driver then. And ADM.
   if has ptx; then
     local spec exe filter
-    for spec in "cuda_psnr gpu_psnr_equals" "cuda_vif gpu_vif_equals"; do
+    for spec in "cuda_psnr gpu_psnr_equals" "cuda_vif gpu_vif_equals" "cuda_adm gpu_adm_equals"; do
       read -r exe filter <<<"$spec"
       [[ -x $bin/$exe ]] || continue
       echo "== $exe with CUDA_FORCE_PTX_JIT=1" >>"$log"
@@ -147,11 +147,14 @@ run() {
   local sanitizer=/usr/local/cuda/bin/compute-sanitizer
   if has sanitizer && [[ -x $sanitizer ]]; then
     # memcheck with leak checking on the whole engine (device frames, pipelined submissions
-    # across shots, the stateful-ADM width, pinned pictures with failures injected mid-capture)
-    # and on a shot-rebuild run; racecheck on short runs of the whole engine (the stateful
-    # width in frame order, device frames as overlapping graphs).
+    # across shots, the stateful-ADM width, pinned pictures with failures injected mid-capture),
+    # on a shot-rebuild run and on the VIF and ADM kernels' own equality tests (every depth,
+    # size and pitch, tensor-core kernels included); racecheck on short runs of the whole engine
+    # (the stateful width in frame order, device frames as overlapping graphs) and on the VIF
+    # and ADM equality tests.
     local rc
-    for spec in "cuda_scorer device_frames pipelined stateful pinned" "rebuild cuda_rebuilds_do_not_grow_memory"; do
+    for spec in "cuda_scorer device_frames pipelined stateful pinned" "rebuild cuda_rebuilds_do_not_grow_memory" \
+      "cuda_vif gpu_vif_equals gpu_vif_reads" "cuda_adm gpu_adm_equals gpu_adm_reads"; do
       read -r exe filters <<<"$spec"
       [[ -x $bin/$exe ]] || continue
       echo "== compute-sanitizer memcheck $exe $filters" >>"$log"
@@ -162,14 +165,18 @@ run() {
       cat "$out/.san" >>"$log"
       row "$(printf '%-40s rc=%-3s %s' "memcheck --leak-check full: $exe" "$rc" "$(grep -a 'ERROR SUMMARY' "$out/.san" | tail -1)")"
     done
-    if [[ -x $bin/cuda_scorer ]]; then
-      echo "== compute-sanitizer racecheck" >>"$log"
+    for spec in "cuda_scorer stateful device_frames" "cuda_vif gpu_vif_equals gpu_vif_reads" \
+      "cuda_adm gpu_adm_equals gpu_adm_reads"; do
+      read -r exe filters <<<"$spec"
+      [[ -x $bin/$exe ]] || continue
+      echo "== compute-sanitizer racecheck $exe $filters" >>"$log"
       rc=0
-      CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool racecheck --error-exitcode 9 \
-        "$bin/cuda_scorer" --test-threads=1 stateful device_frames >"$out/.san" 2>&1 || rc=$?
+      # shellcheck disable=SC2086 # filters are separate words
+      VMAFCUDA_UNDER_SANITIZER=1 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool racecheck --error-exitcode 9 \
+        "$bin/$exe" --test-threads=1 $filters >"$out/.san" 2>&1 || rc=$?
       cat "$out/.san" >>"$log"
-      row "$(printf '%-40s rc=%-3s %s' "racecheck: cuda_scorer" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")"
-    fi
+      row "$(printf '%-40s rc=%-3s %s' "racecheck: $exe" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")"
+    done
     rm -f "$out/.san"
   fi
 
