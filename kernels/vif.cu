@@ -780,93 +780,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // read once for the kRows outputs it contributes to. Groups start every kRows rows, the
     // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
     // first rows are computed twice, with the same values).
-    if constexpr (kMma16) {
-        // As kMma8's below (warp w: moment w / 2 for five 8-column blocks), from the low and
-        // high byte planes (samples below 2^12: the high byte below 16):
-        //   mu: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high; th x high), below 2^28,
-        //   then libvmaf's rounding shift by bpc;
-        //   second moments: the products x y (below 2^24) as three byte planes, 6 multiplies
-        //   into the weights 2^0 .. 2^24 (the exact sum below 2^40), and libvmaf's
-        //   (sum + 2^(sh - 1)) >> sh cut to uint32 as ((a0 + 2^8 a1 + 2^(sh - 1)) >> sh) +
-        //   2^(16 - sh) a2 + 2^(24 - sh) a3 (mod 2^32; 2 <= sh <= 8).
-        uint32_t th[4], tl[4];
-        tap_fragments(s_taps, th, tl);
-        const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
-        constexpr int kBlocks8 = 5;
-        static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
-        const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
-        if (m == 0) {
-            const uint32_t rnd_mu = 1u << (sh_mu - 1);
-#pragma unroll
-            for (int k = 0; k < kBlocks8; ++k) {
-                const int col = 8 * (nb0 + k) + g;
-                uint32_t v[2][4];
-#pragma unroll
-                for (int p = 0; p < 2; ++p) {
-                    const uint32_t* lo = &s_t16[p][0][col * kColWords];
-                    const uint32_t* hi = &s_t16[p][1][col * kColWords];
-                    const uint32_t l0 = lo[q], l1 = lo[4 + q], h0 = hi[q], h1 = hi[4 + q];
-                    int a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-                    mma_u8(a0, tl, l0, l1);
-                    mma_u8(a1, th, l0, l1);
-                    mma_u8(a1, tl, h0, h1);
-                    mma_u8(a2, th, h0, h1);
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        v[p][e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) +
-                                   ((uint32_t)a2[e] << 16) + rnd_mu) >>
-                                  sh_mu;
-                    }
-                }
-                const int c = 8 * (nb0 + k) + 2 * q;
-                store_fragment(s_mu1, g, c, v[0]);
-                store_fragment(s_mu2, g, c, v[1]);
-            }
-        } else {
-            const int pa = m == 2 ? 1 : 0, pb = m == 1 ? 0 : 1;
-            uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
-            const uint32_t rnd_sq = 1u << (sh_sq - 1);
-#pragma unroll
-            for (int k = 0; k < kBlocks8; ++k) {
-                const int col = 8 * (nb0 + k) + g;
-                // b[r][i]: byte plane i of the products at rows 4q.. (r = 0) and 16 + 4q.. (1).
-                uint32_t b[2][3];
-#pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const int wd = col * kColWords + 4 * r + q;
-                    // Two samples per word (rows 2i, 2i + 1 of the four: low and high halves).
-                    const uint32_t x01 = __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x5140);
-                    const uint32_t x23 = __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x7362);
-                    const uint32_t y01 = __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x5140);
-                    const uint32_t y23 = __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x7362);
-                    const uint32_t p0 = (x01 & 0xffffu) * (y01 & 0xffffu);
-                    const uint32_t p1 = (x01 >> 16) * (y01 >> 16);
-                    const uint32_t p2 = (x23 & 0xffffu) * (y23 & 0xffffu);
-                    const uint32_t p3 = (x23 >> 16) * (y23 >> 16);
-                    const uint32_t u = __byte_perm(p0, p1, 0x5140), t = __byte_perm(p2, p3, 0x5140);
-                    b[r][0] = __byte_perm(u, t, 0x5410);
-                    b[r][1] = __byte_perm(u, t, 0x7632);
-                    b[r][2] = __byte_perm(__byte_perm(p0, p1, 0x0062), __byte_perm(p2, p3, 0x0062),
-                                          0x5410);
-                }
-                int lo[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-                int a3[4] = {0, 0, 0, 0};
-                mma_u8(lo, tl, b[0][0], b[1][0]);
-                mma_u8(mid, th, b[0][0], b[1][0]);
-                mma_u8(mid, tl, b[0][1], b[1][1]);
-                mma_u8(a2, th, b[0][1], b[1][1]);
-                mma_u8(a2, tl, b[0][2], b[1][2]);
-                mma_u8(a3, th, b[0][2], b[1][2]);
-                uint32_t v[4];
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    v[e] = (((uint32_t)lo[e] + ((uint32_t)mid[e] << 8) + rnd_sq) >> sh_sq) +
-                           ((uint32_t)a2[e] << (16 - sh_sq)) + ((uint32_t)a3[e] << (24 - sh_sq));
-                }
-                store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
-            }
-        }
-    } else if constexpr (kMma8) {
+    if constexpr (kMma) {
         // Warp w computes one moment, w / 2 (0: mu1 and mu2, 1: x², 2: y², 3: xy), for five
         // 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five independent blocks
         // whose tensor-core latencies overlap.
@@ -876,73 +790,161 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         constexpr int kBlocks8 = 5;
         static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
         const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
-        if (m == 0) {
-            const uint32_t rnd_mu = 1u << (sh_mu - 1);
-            // Software-pipelined as the products below.
-            uint32_t x0, x1, y0, y1;
-            auto samples = [&](int k) {
-                const int col = 8 * (nb0 + k);
-                const uint32_t* xt = &s_t[0][(col + g) * kColWords];
-                const uint32_t* yt = &s_t[1][(col + g) * kColWords];
-                x0 = xt[q];
-                x1 = xt[4 + q];
-                y0 = yt[q];
-                y1 = yt[4 + q];
-            };
-            samples(0);
+        if constexpr (kMma16) {
+            // From the low and high byte planes (samples below 2^12: the high byte below 16):
+            //   mu: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high; th x high), below 2^28,
+            //   then libvmaf's rounding shift by bpc;
+            //   second moments: the products x y (below 2^24) as three byte planes, 6 multiplies
+            //   into the weights 2^0 .. 2^24 (the exact sum below 2^40), and libvmaf's
+            //   (sum + 2^(sh - 1)) >> sh cut to uint32 as ((a0 + 2^8 a1 + 2^(sh - 1)) >> sh) +
+            //   2^(16 - sh) a2 + 2^(24 - sh) a3 (mod 2^32; 2 <= sh <= 8).
+            if (m == 0) {
+                const uint32_t rnd_mu = 1u << (sh_mu - 1);
 #pragma unroll
-            for (int k = 0; k < kBlocks8; ++k) {
-                int mh[4] = {0, 0, 0, 0}, ml[4] = {0, 0, 0, 0};
-                int nh[4] = {0, 0, 0, 0}, nl[4] = {0, 0, 0, 0};
-                mma_u8(mh, th, x0, x1);
-                mma_u8(ml, tl, x0, x1);
-                mma_u8(nh, th, y0, y1);
-                mma_u8(nl, tl, y0, y1);
-                if (k + 1 < kBlocks8) {
-                    samples(k + 1);
-                }
-                uint32_t a[4], b[4];
+                for (int k = 0; k < kBlocks8; ++k) {
+                    const int col = 8 * (nb0 + k) + g;
+                    uint32_t v[2][4];
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    a[e] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
-                    b[e] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
+                    for (int p = 0; p < 2; ++p) {
+                        const uint32_t* lo = &s_t16[p][0][col * kColWords];
+                        const uint32_t* hi = &s_t16[p][1][col * kColWords];
+                        const uint32_t l0 = lo[q], l1 = lo[4 + q], h0 = hi[q], h1 = hi[4 + q];
+                        int a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
+                        mma_u8(a0, tl, l0, l1);
+                        mma_u8(a1, th, l0, l1);
+                        mma_u8(a1, tl, h0, h1);
+                        mma_u8(a2, th, h0, h1);
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            v[p][e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) +
+                                       ((uint32_t)a2[e] << 16) + rnd_mu) >>
+                                      sh_mu;
+                        }
+                    }
+                    const int c = 8 * (nb0 + k) + 2 * q;
+                    store_fragment(s_mu1, g, c, v[0]);
+                    store_fragment(s_mu2, g, c, v[1]);
                 }
-                const int c = 8 * (nb0 + k) + 2 * q;
-                store_fragment(s_mu1, g, c, a);
-                store_fragment(s_mu2, g, c, b);
+            } else {
+                const int pa = m == 2 ? 1 : 0, pb = m == 1 ? 0 : 1;
+                uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
+                const uint32_t rnd_sq = 1u << (sh_sq - 1);
+#pragma unroll
+                for (int k = 0; k < kBlocks8; ++k) {
+                    const int col = 8 * (nb0 + k) + g;
+                    // b[r][i]: byte plane i of the products at rows 4q.. (r = 0) and 16 + 4q.. (1).
+                    uint32_t b[2][3];
+#pragma unroll
+                    for (int r = 0; r < 2; ++r) {
+                        const int wd = col * kColWords + 4 * r + q;
+                        // Two samples per word (rows 2i, 2i + 1 of the four: low, high half).
+                        const uint32_t x01 =
+                            __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x5140);
+                        const uint32_t x23 =
+                            __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x7362);
+                        const uint32_t y01 =
+                            __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x5140);
+                        const uint32_t y23 =
+                            __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x7362);
+                        const uint32_t p0 = (x01 & 0xffffu) * (y01 & 0xffffu);
+                        const uint32_t p1 = (x01 >> 16) * (y01 >> 16);
+                        const uint32_t p2 = (x23 & 0xffffu) * (y23 & 0xffffu);
+                        const uint32_t p3 = (x23 >> 16) * (y23 >> 16);
+                        const uint32_t u = __byte_perm(p0, p1, 0x5140);
+                        const uint32_t t = __byte_perm(p2, p3, 0x5140);
+                        b[r][0] = __byte_perm(u, t, 0x5410);
+                        b[r][1] = __byte_perm(u, t, 0x7632);
+                        b[r][2] = __byte_perm(__byte_perm(p0, p1, 0x0062),
+                                              __byte_perm(p2, p3, 0x0062), 0x5410);
+                    }
+                    int lo[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
+                    int a3[4] = {0, 0, 0, 0};
+                    mma_u8(lo, tl, b[0][0], b[1][0]);
+                    mma_u8(mid, th, b[0][0], b[1][0]);
+                    mma_u8(mid, tl, b[0][1], b[1][1]);
+                    mma_u8(a2, th, b[0][1], b[1][1]);
+                    mma_u8(a2, tl, b[0][2], b[1][2]);
+                    mma_u8(a3, th, b[0][2], b[1][2]);
+                    uint32_t v[4];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        v[e] = (((uint32_t)lo[e] + ((uint32_t)mid[e] << 8) + rnd_sq) >> sh_sq) +
+                               ((uint32_t)a2[e] << (16 - sh_sq)) +
+                               ((uint32_t)a3[e] << (24 - sh_sq));
+                    }
+                    store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
+                }
             }
         } else {
-            // The high and low bytes of the products per B register, then 65536 hh + 256 (hl +
-            // lh) + ll. Software-pipelined: block k + 1's loads and products are issued between
-            // block k's multiplies and their stores.
-            const uint32_t* at = m == 2 ? s_t[1] : s_t[0];
-            const uint32_t* bt = m == 1 ? s_t[0] : s_t[1];
-            uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
-            uint32_t h0, l0, h1, l1;
-            auto products = [&](int k) {
-                const int col = 8 * (nb0 + k);
-                const uint32_t* ac = &at[(col + g) * kColWords];
-                const uint32_t* bc = &bt[(col + g) * kColWords];
-                product_bytes(ac[q], bc[q], h0, l0);
-                product_bytes(ac[4 + q], bc[4 + q], h1, l1);
-            };
-            products(0);
+            // From the transposed bytes.
+            if (m == 0) {
+                const uint32_t rnd_mu = 1u << (sh_mu - 1);
+                // Software-pipelined as the products below.
+                uint32_t x0, x1, y0, y1;
+                auto samples = [&](int k) {
+                    const int col = 8 * (nb0 + k);
+                    const uint32_t* xt = &s_t[0][(col + g) * kColWords];
+                    const uint32_t* yt = &s_t[1][(col + g) * kColWords];
+                    x0 = xt[q];
+                    x1 = xt[4 + q];
+                    y0 = yt[q];
+                    y1 = yt[4 + q];
+                };
+                samples(0);
 #pragma unroll
-            for (int k = 0; k < kBlocks8; ++k) {
-                int hh[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, ll[4] = {0, 0, 0, 0};
-                mma_u8(hh, th, h0, h1);
-                mma_u8(mid, th, l0, l1);
-                mma_u8(mid, tl, h0, h1);
-                mma_u8(ll, tl, l0, l1);
-                if (k + 1 < kBlocks8) {
-                    products(k + 1);
-                }
-                uint32_t v[4];
+                for (int k = 0; k < kBlocks8; ++k) {
+                    int mh[4] = {0, 0, 0, 0}, ml[4] = {0, 0, 0, 0};
+                    int nh[4] = {0, 0, 0, 0}, nl[4] = {0, 0, 0, 0};
+                    mma_u8(mh, th, x0, x1);
+                    mma_u8(ml, tl, x0, x1);
+                    mma_u8(nh, th, y0, y1);
+                    mma_u8(nl, tl, y0, y1);
+                    if (k + 1 < kBlocks8) {
+                        samples(k + 1);
+                    }
+                    uint32_t a[4], b[4];
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    v[e] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) + (uint32_t)ll[e];
+                    for (int e = 0; e < 4; ++e) {
+                        a[e] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
+                        b[e] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
+                    }
+                    const int c = 8 * (nb0 + k) + 2 * q;
+                    store_fragment(s_mu1, g, c, a);
+                    store_fragment(s_mu2, g, c, b);
                 }
-                store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
+            } else {
+                // The high and low bytes of the products per B register, then 65536 hh + 256 (hl +
+                // lh) + ll. Software-pipelined: block k + 1's loads and products are issued between
+                // block k's multiplies and their stores.
+                const uint32_t* at = m == 2 ? s_t[1] : s_t[0];
+                const uint32_t* bt = m == 1 ? s_t[0] : s_t[1];
+                uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
+                uint32_t h0, l0, h1, l1;
+                auto products = [&](int k) {
+                    const int col = 8 * (nb0 + k);
+                    const uint32_t* ac = &at[(col + g) * kColWords];
+                    const uint32_t* bc = &bt[(col + g) * kColWords];
+                    product_bytes(ac[q], bc[q], h0, l0);
+                    product_bytes(ac[4 + q], bc[4 + q], h1, l1);
+                };
+                products(0);
+#pragma unroll
+                for (int k = 0; k < kBlocks8; ++k) {
+                    int hh[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, ll[4] = {0, 0, 0, 0};
+                    mma_u8(hh, th, h0, h1);
+                    mma_u8(mid, th, l0, l1);
+                    mma_u8(mid, tl, h0, h1);
+                    mma_u8(ll, tl, l0, l1);
+                    if (k + 1 < kBlocks8) {
+                        products(k + 1);
+                    }
+                    uint32_t v[4];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        v[e] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) + (uint32_t)ll[e];
+                    }
+                    store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
+                }
             }
         }
     } else {
@@ -1043,8 +1045,10 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                     const uint32_t x0 = __funnelshift_r(w0, w1, shift);
                     const uint32_t x1 = __funnelshift_r(w1, w2, shift);
                     const uint32_t x8 = (w2 >> shift) & 255u;
-                    dh[b] = __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
-                    dl[b] = __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+                    dh[b] = __dp4a(x0, DecTaps::kHi0,
+                                   __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
+                    dl[b] = __dp4a(x0, DecTaps::kLo0,
+                                   __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
                 }
                 const uint32_t sum = (dh[1] << 16) + ((dh[0] + dl[1]) << 8) + dl[0];
                 s_conv[p][r][j] = (sum + rnd) >> sh_dec;
