@@ -361,7 +361,8 @@ __device__ __forceinline__ void filter_sq(const uint32_t* __restrict__ row, uint
 }
 
 // The vertical pass of 8-bit scale 0 on the tensor cores (vif_scale0_u8_mma, sm_80 and up; the
-// host's default there, VMAFCUDA_VIF_MMA=0 turns it off). A tile's 16 output rows are the
+// host's default there, VMAFCUDA_VIF_MMA=0 turns it off; vif_scale0_u16_mma does the same from
+// byte planes of deeper samples, see vif_scale). A tile's 16 output rows are the
 // 16 x 32 matrix T (row r: the 17 taps from column r) times its 32 input rows, for every
 // column: one mma.m16n8k32 per 8 columns. The taps do not fit a byte, so T = 256 Th + Tl
 // (Th <= 30); x², y² and xy do not either, so each is split into its high and low bytes.
@@ -467,8 +468,8 @@ __device__ __forceinline__ void byte_planes(uint4 v, uint32_t (&p)[kPlanes]) {
     }
 }
 
-// The horizontal pass of 8-bit scale 0 on the tensor cores, one moment of a block of 16
-// output columns x 8 rows, transposed: D (16 x 8) = T (16 x 32, the vertical pass's tap
+// The horizontal pass of scale 0 on the tensor cores (both mma kernels), one moment of a block
+// of 16 output columns x 8 rows, transposed: D (16 x 8) = T (16 x 32, the vertical pass's tap
 // matrix and A fragments) times B (32 input columns from the block's first output column, x 8
 // rows). B column n is this lane's row (n = g, from the caller) and its registers are byte
 // planes of the row's values at columns 4q.. and 16 + 4q..: kPlanes of them, 2 for mu (values
@@ -571,9 +572,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     constexpr int N = F::N;
     constexpr int kHalf = N / 2;
     constexpr int kBlock = kTileW * kTileH / P;
-    // The tensor-core vertical pass from 8-bit samples (kMma8: the tile loaded as transposed
-    // bytes) or from deeper ones (kMma16: loaded as 16-bit rows, then transposed into low and
-    // high byte planes).
+    // The tensor-core passes from 8-bit samples (kMma8: the tile loaded as transposed bytes) or
+    // from deeper ones (kMma16: loaded as transposed low and high byte planes).
     constexpr bool kMma8 = kMma && sizeof(In) == 1, kMma16 = kMma && sizeof(In) == 2;
     static_assert(P == 1 || P == 4, "pixels per thread");
     static_assert(kTileW % 8 == 0 && kTileH % 4 == 0 && kBlock % 32 == 0, "tile shape");
