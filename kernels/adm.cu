@@ -670,7 +670,8 @@ __device__ __forceinline__ unsigned long long warp_sum_all(unsigned long long v)
 // The warp's sums of v[0..8]: returns sum (lane / 4) to lanes 4 q .. 4 q + 3 and sum 8 to every
 // lane in v8. The first 8 are reduced and scattered at once (each step sends the half of its
 // slots a lane gives up to the lane 16, 8, 4 away and adds what it gets to the half it keeps:
-// 7 shuffles of 64 bits, then 2 for the last 4 lanes), instead of 8 whole reductions (40).
+// 7 shuffles of 64 bits, then 2 among the 4 lanes that hold each slot), instead of 8 whole
+// reductions (40 shuffles).
 __device__ __forceinline__ unsigned long long warp_sums9(unsigned long long (&v)[kSums],
                                                         unsigned long long& v8) {
     static_assert(kSums == 9, "8 scattered sums and one more");
