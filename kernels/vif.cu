@@ -548,6 +548,19 @@ struct DecTaps {
                               kLo8 = kDecTaps[8] & 255u;
 };
 
+// Scale 1's filter down one column of transposed bytes: its rows top .. top + 8 are bytes
+// (top % 4) .. of the column's words w = top / 4 .., shifted down into three words, then byte
+// dot products with the taps' high bytes (hi) and low bytes (lo).
+__device__ __forceinline__ void dec_dot(const uint32_t* w, int top, uint32_t& hi, uint32_t& lo) {
+    const int shift = 8 * (top & 3);
+    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+    const uint32_t x0 = __funnelshift_r(w0, w1, shift);
+    const uint32_t x1 = __funnelshift_r(w1, w2, shift);
+    const uint32_t x8 = (w2 >> shift) & 255u;
+    hi = __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
+    lo = __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+}
+
 // One scale: statistic of a kTileW x kTileH tile (kTileW * kTileH / 4 threads, each with 4
 // horizontally adjacent pixels), and (kDecimate) the next scale's samples of the tile's even
 // rows and columns (one per thread and picture).
@@ -1003,26 +1016,17 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // horizontal pass of the even columns reads. Conv column j is tile column
     // kHalf - kHalfD + j.
     if constexpr (kDecimate && kMma8) {
-        // From the transposed bytes: column c's rows top .. top + 8 are bytes (top % 4) .. of its
-        // words top / 4 .., shifted down into three words, then byte dot products with the taps'
-        // high and low bytes (DecTaps). Lanes take 8 rows x 4 columns (rows sharing words).
+        // From the transposed bytes (dec_dot). Lanes take 8 rows x 4 columns (rows sharing
+        // words).
         const uint32_t rnd = 1u << (sh_dec - 1);
         for (int i = tid; i < kDecH * kConvW; i += kBlock) {
             const int r = i % kDecH, j = i / kDecH;
             const int c = kHalf - kHalfD + j;
             const int top = kHalf + 2 * r - kHalfD;
-            const int shift = 8 * (top & 3);
 #pragma unroll
             for (int p = 0; p < 2; ++p) {
-                const uint32_t* w = &s_t[p][c * kColWords + (top >> 2)];
-                const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
-                const uint32_t x0 = __funnelshift_r(w0, w1, shift);
-                const uint32_t x1 = __funnelshift_r(w1, w2, shift);
-                const uint32_t x8 = (w2 >> shift) & 255u;
-                const uint32_t hi =
-                    __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
-                const uint32_t lo =
-                    __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+                uint32_t hi, lo;
+                dec_dot(&s_t[p][c * kColWords + (top >> 2)], top, hi, lo);
                 s_conv[p][r][j] = ((hi << 8) + lo + rnd) >> sh_dec;
             }
         }
@@ -1034,21 +1038,12 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             const int r = i % kDecH, j = i / kDecH;
             const int c = kHalf - kHalfD + j;
             const int top = kHalf + 2 * r - kHalfD;
-            const int shift = 8 * (top & 3);
 #pragma unroll
             for (int p = 0; p < 2; ++p) {
                 uint32_t dh[2], dl[2];  // [sample byte plane]: x tap high bytes, x tap low
 #pragma unroll
                 for (int b = 0; b < 2; ++b) {
-                    const uint32_t* w = &s_t16[p][b][c * kColWords + (top >> 2)];
-                    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
-                    const uint32_t x0 = __funnelshift_r(w0, w1, shift);
-                    const uint32_t x1 = __funnelshift_r(w1, w2, shift);
-                    const uint32_t x8 = (w2 >> shift) & 255u;
-                    dh[b] = __dp4a(x0, DecTaps::kHi0,
-                                   __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
-                    dl[b] = __dp4a(x0, DecTaps::kLo0,
-                                   __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+                    dec_dot(&s_t16[p][b][c * kColWords + (top >> 2)], top, dh[b], dl[b]);
                 }
                 const uint32_t sum = (dh[1] << 16) + ((dh[0] + dl[1]) << 8) + dl[0];
                 s_conv[p][r][j] = (sum + rnd) >> sh_dec;
