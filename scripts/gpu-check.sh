@@ -152,31 +152,32 @@ run() {
     # size and pitch, tensor-core kernels included); racecheck on short runs of the whole engine
     # (the stateful width in frame order, device frames as overlapping graphs) and on the VIF
     # and ADM equality tests.
-    local rc
-    for spec in "cuda_scorer device_frames pipelined stateful pinned" "rebuild cuda_rebuilds_do_not_grow_memory" \
-      "cuda_vif gpu_vif_equals gpu_vif_reads" "cuda_adm gpu_adm_equals gpu_adm_reads"; do
-      read -r exe filters <<<"$spec"
-      [[ -x $bin/$exe ]] || continue
-      echo "== compute-sanitizer memcheck $exe $filters" >>"$log"
-      rc=0
-      # shellcheck disable=SC2086 # filters are separate words
-      VMAFCUDA_UNDER_SANITIZER=1 VMAFCUDA_REBUILDS=100 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-        "$bin/$exe" --test-threads=1 $filters >"$out/.san" 2>&1 || rc=$?
-      cat "$out/.san" >>"$log"
-      row "$(printf '%-40s rc=%-3s %s' "memcheck --leak-check full: $exe" "$rc" "$(grep -a 'ERROR SUMMARY' "$out/.san" | tail -1)")"
-    done
-    for spec in "cuda_scorer stateful device_frames" "cuda_vif gpu_vif_equals gpu_vif_reads" \
-      "cuda_adm gpu_adm_equals gpu_adm_reads"; do
-      read -r exe filters <<<"$spec"
-      [[ -x $bin/$exe ]] || continue
-      echo "== compute-sanitizer racecheck $exe $filters" >>"$log"
-      rc=0
-      # shellcheck disable=SC2086 # filters are separate words
-      VMAFCUDA_UNDER_SANITIZER=1 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool racecheck --error-exitcode 9 \
-        "$bin/$exe" --test-threads=1 $filters >"$out/.san" 2>&1 || rc=$?
-      cat "$out/.san" >>"$log"
-      row "$(printf '%-40s rc=%-3s %s' "racecheck: $exe" "$rc" "$(grep -a 'RACECHECK SUMMARY\|ERROR SUMMARY' "$out/.san" | tail -1)")"
-    done
+    # One sanitizer run per spec ("executable test-filters..."): $1 the tool and its options
+    # (the row's label too), $2 the pattern of the summary line the row shows.
+    # (VMAFCUDA_REBUILDS only shortens the rebuild test, which only memcheck runs.)
+    sanitize() {
+      local tool=$1 pattern=$2 spec exe filters rc
+      local -a args
+      read -r -a args <<<"$tool"
+      shift 2
+      for spec in "$@"; do
+        read -r exe filters <<<"$spec"
+        [[ -x $bin/$exe ]] || continue
+        echo "== compute-sanitizer ${args[0]} $exe $filters" >>"$log"
+        rc=0
+        # shellcheck disable=SC2086 # filters are separate words
+        VMAFCUDA_UNDER_SANITIZER=1 VMAFCUDA_REBUILDS=100 CARGO_MANIFEST_DIR=$PWD timeout 240 "$sanitizer" --tool "${args[@]}" --error-exitcode 9 \
+          "$bin/$exe" --test-threads=1 $filters >"$out/.san" 2>&1 || rc=$?
+        cat "$out/.san" >>"$log"
+        row "$(printf '%-40s rc=%-3s %s' "$tool: $exe" "$rc" "$(grep -a "$pattern" "$out/.san" | tail -1)")"
+      done
+    }
+    sanitize "memcheck --leak-check full" 'ERROR SUMMARY' \
+      "cuda_scorer device_frames pipelined stateful pinned" "rebuild cuda_rebuilds_do_not_grow_memory" \
+      "cuda_vif gpu_vif_equals gpu_vif_reads" "cuda_adm gpu_adm_equals gpu_adm_reads"
+    sanitize racecheck 'RACECHECK SUMMARY\|ERROR SUMMARY' \
+      "cuda_scorer stateful device_frames" "cuda_vif gpu_vif_equals gpu_vif_reads" \
+      "cuda_adm gpu_adm_equals gpu_adm_reads"
     rm -f "$out/.san"
   fi
 
