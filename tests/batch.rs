@@ -162,3 +162,55 @@ fn a_bad_frame_fails_the_whole_batch_with_the_first_error() {
         assert_identical("after a failed batch", &s.finish(), &want);
     }
 }
+
+/// `push_batch_depth_checked`, for callers that checked the samples themselves (the CLI's y4m
+/// readers): the very report of `push_batch`, every other check still made, and no scan of
+/// the samples against the depth (a sample above it is not refused, which is what the
+/// variant is for; `push_batch` refuses the same batch).
+#[test]
+fn depth_checked_batches_score_alike_and_skip_only_the_depth_scan() {
+    for bpc in [8, 10] {
+        let clip = SynthClip {
+            width: 72,
+            height: 40,
+            bpc,
+            frames: 9,
+            cut: 5,
+        };
+        let pairs: Vec<_> = (0..clip.frames).map(|t| clip.pair(t)).collect();
+        let mut s = scorer(&pairs, &[0, 4]);
+        for chunk in pairs.chunks(4) {
+            let views: Vec<_> = chunk.iter().map(|(r, d)| (r.view(), d.view())).collect();
+            s.push_batch_depth_checked(&views).expect("batch");
+        }
+        let want = batched(&pairs, &[0, 4], 4, &[]);
+        assert_identical(&format!("{bpc}-bit depth-checked"), &s.finish(), &want);
+    }
+    let clip = SynthClip {
+        width: 72,
+        height: 40,
+        bpc: 10,
+        frames: 3,
+        cut: 3,
+    };
+    let mut pairs: Vec<_> = (0..clip.frames).map(|t| clip.pair(t)).collect();
+    let SampleBuf::U16(s) = &mut pairs[1].1.luma.data else {
+        panic!("10-bit samples are u16");
+    };
+    s[7] = 1024;
+    let views: Vec<_> = pairs.iter().map(|(r, d)| (r.view(), d.view())).collect();
+    let err = scorer(&pairs, &[])
+        .push_batch(&views)
+        .expect_err("above depth");
+    assert!(err.to_string().contains("does not fit 10 bits"), "{err}");
+    scorer(&pairs, &[])
+        .push_batch_depth_checked(&views)
+        .expect("no depth scan");
+    // The other checks are still made: a distorted picture of another size.
+    let small = SynthClip { width: 70, ..clip }.pair(0).1;
+    let views = [(pairs[0].0.view(), small.view())];
+    let err = scorer(&pairs, &[])
+        .push_batch_depth_checked(&views)
+        .expect_err("size mismatch");
+    assert!(err.to_string().contains("size"), "{err}");
+}

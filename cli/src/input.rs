@@ -94,6 +94,18 @@ impl VideoReader {
         }
     }
 
+    /// Whether every picture read has had each of its samples checked against the bit depth
+    /// (a sample above it is a read error): true of the y4m readers, which check the samples
+    /// as they read them, so the scorer need not scan them again
+    /// ([`vmafcuda::Scorer::push_batch_depth_checked`]).
+    pub fn checks_depth(&self) -> bool {
+        match self {
+            VideoReader::Y4m(_) => true,
+            #[cfg(feature = "ffmpeg")]
+            VideoReader::Ffmpeg(_) => false,
+        }
+    }
+
     /// The next picture, `None` at the end.
     pub fn read_picture(&mut self) -> Result<Option<Frame>, Failure> {
         match self {

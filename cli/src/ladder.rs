@@ -44,6 +44,15 @@ impl Source {
         }
     }
 
+    /// Whether the pictures read have had every sample checked against the bit depth
+    /// ([`VideoReader::checks_depth`]); the synthetic clip makes no such promise.
+    pub fn checks_depth(&self) -> bool {
+        match self {
+            Source::Video(r) => r.checks_depth(),
+            Source::Synthetic { .. } => false,
+        }
+    }
+
     /// Gives a picture this source returned back to its reading threads (y4m), to be filled
     /// again instead of allocating new planes.
     pub fn recycle(&self, frame: Frame) {

@@ -368,7 +368,13 @@ fn score_prepared(
                     .zip(&distorted)
                     .map(|(r, d)| (r.view(), d.view()))
                     .collect();
-                r.scorer.push_batch(&views)?;
+                // Pictures that the y4m readers have checked against the depth as they
+                // read them are not scanned a second time.
+                if reference.checks_depth() && r.source.checks_depth() && r.scaler.is_none() {
+                    r.scorer.push_batch_depth_checked(&views)?;
+                } else {
+                    r.scorer.push_batch(&views)?;
+                }
             }
             clock.lap(Phase::Score);
             if r.scaler.is_none() {
