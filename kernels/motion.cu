@@ -6,8 +6,8 @@
 // One block of 32x8 threads computes a 64x32 tile of the blurred difference:
 //   1. loads prev - cur for the tile plus a 2-sample apron, rows and columns mirrored about the
 //      edge sample as libvmaf does (-1 -> 1, n -> n - 2), each thread a fixed column set and
-//      every 8th row (no division in the index arithmetic); 8-bit tiles whose apron lies inside
-//      the picture load aligned words instead (most of a picture);
+//      every 8th row (no division in the index arithmetic); tiles whose apron lies inside the
+//      picture load aligned words of 4 samples instead (most of a picture);
 //   2. vertical 5-tap pass over the differences, (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as
 //      libvmaf's C does on int64), each thread 4 consecutive rows of its columns sliding down
 //      8 difference rows; in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31), int64
@@ -102,22 +102,42 @@ __device__ __forceinline__ void vertical(const int (*diff)[kApronW], int (*vert)
 // Words of 4 samples per apron row in the aligned path (columns x0 - 4 .. x0 + 67).
 constexpr int kWords = (kApronW + 4) / 4;
 
-// Whether a tile takes the aligned path: 8-bit, the apron's words inside the picture, every
-// plane and pitch 4-byte aligned (ours always are; a caller's plane may not be).
+// Four consecutive samples as one aligned load: a 32-bit word of bytes, or two words of 16-bit
+// samples.
+template <typename T>
+struct Quad {
+    using W = uint32_t;
+};
+template <>
+struct Quad<uint16_t> {
+    using W = uint2;
+};
+
+__device__ __forceinline__ int quad_sample(uint32_t w, int e) { return (w >> (8 * e)) & 0xffu; }
+__device__ __forceinline__ int quad_sample(uint2 w, int e) {
+    return ((e < 2 ? w.x : w.y) >> (16 * (e & 1))) & 0xffffu;
+}
+
+// The caller's samples as the kernel uses them: MSB-aligned 16-bit samples shifted down lane by
+// lane (shift 0 leaves them), 8-bit ones never shifted.
+__device__ __forceinline__ uint32_t quad_shift(uint32_t w, int) { return w; }
+__device__ __forceinline__ uint2 quad_shift(uint2 w, int shift) {
+    const uint32_t keep = (0xffffu >> shift) * 0x10001u;
+    return make_uint2((w.x >> shift) & keep, (w.y >> shift) & keep);
+}
+
+// Whether a tile takes the aligned path: the apron's words inside the picture, every plane and
+// pitch aligned to a word of 4 samples (ours always are; a caller's plane may not be).
 template <typename T>
 __device__ __forceinline__ bool words_fit(const uint8_t* prev, size_t prev_pitch,
                                           const uint8_t* cur, size_t cur_pitch,
                                           const uint8_t* store, size_t store_pitch, int x0,
                                           int y0, int width, int height) {
-    if constexpr (sizeof(T) != 1) {
-        return false;
-    } else {
-        const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
-                           reinterpret_cast<size_t>(cur) | cur_pitch |
-                           reinterpret_cast<size_t>(store) | store_pitch;
-        return (any & 3) == 0 && x0 >= 4 && x0 + 4 * kWords - 4 <= width && y0 >= 2 &&
-               y0 + kApronH - 2 <= height;
-    }
+    const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
+                       reinterpret_cast<size_t>(cur) | cur_pitch |
+                       reinterpret_cast<size_t>(store) | store_pitch;
+    return (any & (sizeof(typename Quad<T>::W) - 1)) == 0 && x0 >= 4 &&
+           x0 + 4 * kWords - 4 <= width && y0 >= 2 && y0 + kApronH - 2 <= height;
 }
 
 template <typename T>
@@ -140,28 +160,28 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
     // 1. The apron of prev - cur; the tile's own samples of cur also go to store.
     if (words_fit<T>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, x0, y0, width,
                      height)) {
-        // 8-bit tiles away from the edges with 4-byte aligned planes: every apron row as 18
-        // aligned words from x0 - 4 (no mirroring), all of a thread's loads issued together;
+        // Tiles away from the edges with aligned planes: every apron row as 18 aligned words
+        // of 4 samples from x0 - 4 (no mirroring), all of a thread's loads issued together;
         // the tile's own columns are words 1..16, stored whole.
+        using W = typename Quad<T>::W;
 #pragma unroll
         for (int it = 0; it < (kApronH * kWords + kThreads - 1) / kThreads; ++it) {
             const int idx = tid + it * kThreads;
             if (idx < kApronH * kWords) {
                 const int ay = idx / kWords, wi = idx % kWords;
-                const int y = y0 + ay - 2, xb = x0 - 4 + 4 * wi;
-                const uint32_t c =
-                    *reinterpret_cast<const uint32_t*>(cur + (size_t)y * cur_pitch + xb);
-                const uint32_t p =
-                    compute ? *reinterpret_cast<const uint32_t*>(prev + (size_t)y * prev_pitch + xb)
-                            : 0u;
+                const int y = y0 + ay - 2, w = x0 / 4 - 1 + wi;
+                const W c = quad_shift(
+                    reinterpret_cast<const W*>(cur + (size_t)y * cur_pitch)[w], shift);
+                const W p =
+                    compute ? reinterpret_cast<const W*>(prev + (size_t)y * prev_pitch)[w] : W{};
                 if (ay >= 2 && ay < kTileH + 2 && wi >= 1 && wi <= kTileW / 4) {
-                    *reinterpret_cast<uint32_t*>(store + (size_t)y * store_pitch + xb) = c;
+                    reinterpret_cast<W*>(store + (size_t)y * store_pitch)[w] = c;
                 }
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const int ax = 4 * wi + e - 2;  // apron column of sample xb + e
+                    const int ax = 4 * wi + e - 2;  // apron column of sample 4 * w + e
                     if (ax >= 0 && ax < kApronW) {
-                        diff[ay][ax] = (int)((p >> (8 * e)) & 0xffu) - (int)((c >> (8 * e)) & 0xffu);
+                        diff[ay][ax] = quad_sample(p, e) - quad_sample(c, e);
                     }
                 }
             }
