@@ -169,17 +169,19 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
             const int idx = tid + it * kThreads;
             if (idx < kApronH * kWords) {
                 const int ay = idx / kWords, wi = idx % kWords;
-                const int y = y0 + ay - 2, w = x0 / 4 - 1 + wi;
+                const int y = y0 + ay - 2, xb = x0 - 4 + 4 * wi;
+                const int at = xb * (int)sizeof(T);  // bytes
                 const W c = quad_shift(
-                    reinterpret_cast<const W*>(cur + (size_t)y * cur_pitch)[w], shift);
+                    *reinterpret_cast<const W*>(cur + (size_t)y * cur_pitch + at), shift);
                 const W p =
-                    compute ? reinterpret_cast<const W*>(prev + (size_t)y * prev_pitch)[w] : W{};
+                    compute ? *reinterpret_cast<const W*>(prev + (size_t)y * prev_pitch + at)
+                            : W{};
                 if (ay >= 2 && ay < kTileH + 2 && wi >= 1 && wi <= kTileW / 4) {
-                    reinterpret_cast<W*>(store + (size_t)y * store_pitch)[w] = c;
+                    *reinterpret_cast<W*>(store + (size_t)y * store_pitch + at) = c;
                 }
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const int ax = 4 * wi + e - 2;  // apron column of sample 4 * w + e
+                    const int ax = 4 * wi + e - 2;  // apron column of sample xb + e
                     if (ax >= 0 && ax < kApronW) {
                         diff[ay][ax] = quad_sample(p, e) - quad_sample(c, e);
                     }

@@ -148,10 +148,10 @@ run() {
   if has sanitizer && [[ -x $sanitizer ]]; then
     # memcheck with leak checking on the whole engine (device frames, pipelined submissions
     # across shots, the stateful-ADM width, pinned pictures with failures injected mid-capture),
-    # on a shot-rebuild run and on the VIF and ADM kernels' own equality tests (every depth,
-    # size and pitch, tensor-core kernels included); racecheck on short runs of the whole engine
-    # (the stateful width in frame order, device frames as overlapping graphs) and on the VIF
-    # and ADM equality tests.
+    # on a shot-rebuild run and on the VIF, ADM and motion kernels' own equality tests (every
+    # depth, size and pitch, tensor-core kernels and aligned loads included); racecheck on
+    # short runs of the whole engine (the stateful width in frame order, device frames as
+    # overlapping graphs) and on the VIF, ADM and motion equality tests.
     # One sanitizer run per spec ("executable test-filters..."): $1 the tool and its options
     # (the row's label too), $2 the pattern of the summary line the row shows.
     # (VMAFCUDA_REBUILDS only shortens the rebuild test, which only memcheck runs.)
@@ -174,10 +174,11 @@ run() {
     }
     sanitize "memcheck --leak-check full" 'ERROR SUMMARY' \
       "cuda_scorer device_frames pipelined stateful pinned" "rebuild cuda_rebuilds_do_not_grow_memory" \
-      "cuda_vif gpu_vif_equals gpu_vif_reads" "cuda_adm gpu_adm_equals gpu_adm_reads"
+      "cuda_vif gpu_vif_equals gpu_vif_reads" "cuda_adm gpu_adm_equals gpu_adm_reads" \
+      "cuda_motion gpu_motion_equals"
     sanitize racecheck 'RACECHECK SUMMARY\|ERROR SUMMARY' \
       "cuda_scorer stateful device_frames" "cuda_vif gpu_vif_equals gpu_vif_reads" \
-      "cuda_adm gpu_adm_equals gpu_adm_reads"
+      "cuda_adm gpu_adm_equals gpu_adm_reads" "cuda_motion gpu_motion_equals"
     rm -f "$out/.san"
   fi
 
