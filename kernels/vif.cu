@@ -33,8 +33,8 @@
 //   fits), as libvmaf computes them.
 // - Horizontal second moments: (exact sum + 32768) >> 16 cut to uint32, the sum likewise in a
 //   double.
-// - The log2 table is the CPU's, as its step table (uploaded by the host; see log2_entry), read
-//   as libvmaf's log2_32/log2_64 read theirs.
+// - The log2 table is the CPU's, as its chord and a table of byte deltas (uploaded by the host;
+//   see log2_entry), read as libvmaf's log2_32/log2_64 read theirs.
 
 #include <stdint.h>
 
@@ -53,14 +53,13 @@ constexpr int kSigmaNsq = 2 << 16;
 constexpr double kEps = 65536.0 * 1.0e-10;
 
 // libvmaf's vif_filter1d_table, one per scale.
-__constant__ uint32_t kFilter0[17] = {489,  935,  1640, 2640, 3896, 5274, 6547, 7455, 7784,
-                                      7455, 6547, 5274, 3896, 2640, 1640, 935,  489};
+#define VIF_FILTER0 489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489
+__constant__ uint32_t kFilter0[17] = {VIF_FILTER0};
 __constant__ uint32_t kFilter1[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
 __constant__ uint32_t kFilter2[5] = {3571, 16004, 26386, 16004, 3571};
 __constant__ uint32_t kFilter3[3] = {10904, 43728, 10904};
 // The same taps as doubles, for the sums kept in doubles (see exact_double).
-__constant__ double kFilter0d[17] = {489,  935,  1640, 2640, 3896, 5274, 6547, 7455, 7784,
-                                     7455, 6547, 5274, 3896, 2640, 1640, 935,  489};
+__constant__ double kFilter0d[17] = {VIF_FILTER0};
 __constant__ double kFilter1d[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
 __constant__ double kFilter2d[5] = {3571, 16004, 26386, 16004, 3571};
 __constant__ double kFilter3d[3] = {10904, 43728, 10904};
@@ -152,32 +151,30 @@ struct Sums {
     long long den_non_log;
 };
 
-// libvmaf's log2_table[i] (i in [2^15, 2^16)) from the CPU's step table (16 KiB, of which
-// lookups touch 8: entry i / 16 is base | p1 << 16 | p2 << 24 and the table's entry i is base +
-// (i % 16 >= p1) + (i % 16 >= p2)): one 4-byte load that stays in L1, where the 128 KiB table's
-// did not.
-__device__ __forceinline__ int log2_entry(const uint32_t* __restrict__ steps, uint32_t i) {
-    const uint32_t e = __ldg(&steps[i >> 4]);
-    const uint32_t o = i & 15u;
-    return (int)((e & 0xffffu) + (o >= ((e >> 16) & 0xffu)) + (o >= (e >> 24)));
+// libvmaf's log2_table[i] (i in [2^15, 2^16)) as its chord, 28672 + i / 16 (from 30720 at 2^15 to
+// 32768 at 2^16), plus a byte of the host's table of deltas (features::vif::log2_deltas; log2
+// lies above its chord, by at most 177 here): one byte load from 32 KiB, and three
+// instructions around it.
+__device__ __forceinline__ int log2_entry(const uint8_t* __restrict__ deltas, uint32_t i) {
+    return (int)(28672u + (i >> 4) + __ldg(&deltas[i - 32768u]));
 }
 
 // libvmaf's log2_32: Q11 log2 of v >= 2^17 from its top 16 bits.
-__device__ __forceinline__ int log2_32(const uint32_t* __restrict__ steps, uint32_t v) {
+__device__ __forceinline__ int log2_32(const uint8_t* __restrict__ deltas, uint32_t v) {
     const int k = 16 - __clz(v);
-    return log2_entry(steps, v >> k) + 2048 * k;
+    return log2_entry(deltas, v >> k) + 2048 * k;
 }
 
 // libvmaf's log2_64, for v >= 2^17.
-__device__ __forceinline__ int log2_64(const uint32_t* __restrict__ steps, uint64_t v) {
+__device__ __forceinline__ int log2_64(const uint8_t* __restrict__ deltas, uint64_t v) {
     const int k = 48 - __clzll(v);
-    return log2_entry(steps, (uint32_t)(v >> k)) + 2048 * k;
+    return log2_entry(deltas, (uint32_t)(v >> k)) + 2048 * k;
 }
 
 // The per-pixel statistic (libvmaf's vif_statistic body) on the filtered moments.
 __device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t xx, uint32_t yy,
                                           uint32_t xy, double gain_limit,
-                                          const uint32_t* __restrict__ table, Sums& acc) {
+                                          const uint8_t* __restrict__ table, Sums& acc) {
     const uint64_t m1 = mu1, m2 = mu2;
     const uint32_t mu1_sq = (uint32_t)((m1 * m1 + 0x80000000ull) >> 32);
     const uint32_t mu2_sq = (uint32_t)((m2 * m2 + 0x80000000ull) >> 32);
@@ -388,36 +385,43 @@ __device__ __forceinline__ void mma_u8(int (&d)[4], const uint32_t (&a)[4], uint
 #endif
 }
 
-// The taps' high and low bytes as a zero-padded byte table in shared memory: byte 16 + k of
-// row 0 (high) and row 1 (low) is tap k's, every other byte 0. Written by the first
-// 2 * kTapWords threads of a block (thread t: word t % kTapWords of row t / kTapWords).
-constexpr int kTapWords = 13;
-__device__ __forceinline__ void tap_table(uint32_t (*s_taps)[kTapWords], int t) {
-    const int half = t / kTapWords, word = t - half * kTapWords;
-    uint32_t v = 0;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        const int k = 4 * word + j - 16;
-        const uint32_t c = (k >= 0 && k < 17) ? kFilter0[k] : 0u;
-        v |= (half == 0 ? c >> 8 : c & 255u) << (8 * j);
+// The tensor-core passes' tap matrix T (16 x 32: row r holds the 17 taps from column r, T[r][c]
+// = tap c - r) as A fragments, split into high and low tap bytes (T = 256 Th + Tl), for every
+// lane, made at compile time. Lane (g = lane / 4, q = lane % 4) holds rows g (registers 0, 2)
+// and g + 8 (1, 3), columns 4q..4q+3 (registers 0, 1) and 16 + 4q.. (2, 3), element j of a
+// register in its byte j. Lane l's words 8 l .. 8 l + 3 are Th's registers, the next four Tl's.
+struct alignas(16) TapFragments {
+    uint32_t w[32 * 8];
+};
+constexpr TapFragments make_tap_fragments() {
+    constexpr uint32_t taps[17] = {VIF_FILTER0};
+    TapFragments t{};
+    for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, q = lane & 3;
+        for (int reg = 0; reg < 4; ++reg) {
+            const int col = 4 * q + 16 * (reg >> 1), row = g + 8 * (reg & 1);
+            uint32_t hi = 0, lo = 0;
+            for (int j = 0; j < 4; ++j) {
+                const int k = col + j - row;
+                const uint32_t c = (k >= 0 && k < 17) ? taps[k] : 0u;
+                hi |= (c >> 8) << (8 * j);
+                lo |= (c & 255u) << (8 * j);
+            }
+            t.w[8 * lane + reg] = hi;
+            t.w[8 * lane + 4 + reg] = lo;
+        }
     }
-    s_taps[half][word] = v;
+    return t;
 }
+__device__ const TapFragments kTapFragments = make_tap_fragments();
 
-// This lane's A fragments of T's high and low tap bytes. Lane (g = lane / 4, q = lane % 4)
-// holds rows g (registers 0, 2) and g + 8 (1, 3), columns 4q..4q+3 (registers 0, 1) and
-// 16 + 4q.. (2, 3), element j of a register in its byte j: T[row][col] is tap col - row, so a
-// register is the four table bytes from 16 + col - row (in 1..44), two words funnel-shifted.
-__device__ __forceinline__ void tap_fragments(const uint32_t (*s_taps)[kTapWords],
-                                              uint32_t (&hi)[4], uint32_t (&lo)[4]) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-#pragma unroll
-    for (int reg = 0; reg < 4; ++reg) {
-        const int base = 16 + 4 * q + 16 * (reg >> 1) - (g + 8 * (reg & 1));
-        const int word = base >> 2, shift = 8 * (base & 3);
-        hi[reg] = __funnelshift_r(s_taps[0][word], s_taps[0][word + 1], shift);
-        lo[reg] = __funnelshift_r(s_taps[1][word], s_taps[1][word + 1], shift);
-    }
+// This lane's A fragments of Th and Tl: two 16-byte loads (the 1 KiB table stays in L1).
+__device__ __forceinline__ void tap_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    const int lane = threadIdx.x & 31;
+    const uint4 h = __ldg(reinterpret_cast<const uint4*>(&kTapFragments.w[8 * lane]));
+    const uint4 l = __ldg(reinterpret_cast<const uint4*>(&kTapFragments.w[8 * lane + 4]));
+    hi[0] = h.x, hi[1] = h.y, hi[2] = h.z, hi[3] = h.w;
+    lo[0] = l.x, lo[1] = l.y, lo[2] = l.z, lo[3] = l.w;
 }
 
 // The high and low bytes of the four 16-bit products a_j * b_j of two registers' bytes. Two
@@ -577,7 +581,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                                           const uint8_t* __restrict__ dis, size_t dis_pitch,
                                           int w, int h, int sh_mu, int sh_sq, int sh_dec,
                                           int ref_shift, int dis_shift, double gain_limit,
-                                          const uint32_t* __restrict__ table,
+                                          const uint8_t* __restrict__ table,
                                           uint16_t* __restrict__ next_ref,
                                           uint16_t* __restrict__ next_dis,
                                           unsigned long long* __restrict__ state) {
@@ -630,7 +634,6 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // s_t16[p][1].
     __shared__ __align__(16) uint32_t s_t[2][kMma8 ? kInW * kColWords : 1];
     __shared__ __align__(16) uint32_t s_t16[2][2][kMma16 ? kInW * kColWords : 1];
-    __shared__ uint32_t s_taps[2][kMma ? kTapWords : 1];
     if constexpr (kMma) {
         static_assert(S == 0 && kTileH == 16 && kInH == 32 && kInW % 8 == 0,
                       "the tensor-core pass is scale 0 on 16-row tiles");
@@ -732,9 +735,6 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 }
             }
         }
-        if (tid < 2 * kTapWords) {
-            tap_table(s_taps, tid);
-        }
     } else {
         constexpr int kQuads = kInW / 4;
         constexpr uintptr_t kVecBytes = 4 * sizeof(In);
@@ -798,7 +798,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         // 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five independent blocks
         // whose tensor-core latencies overlap.
         uint32_t th[4], tl[4];
-        tap_fragments(s_taps, th, tl);
+        tap_fragments(th, tl);
         const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
         constexpr int kBlocks8 = 5;
         static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
@@ -1077,7 +1077,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         // read rows 2 apart (see kMomentStride).
         static_assert(kBlock / 32 == 8 && kTileW == 64 && kTileH == 16, "8 blocks of 16 x 8");
         uint32_t th[4], tl[4];
-        tap_fragments(s_taps, th, tl);
+        tap_fragments(th, tl);
         const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
         const int rb = 8 * (warp >> 2), cb = 16 * (warp & 3);
         const auto tile_row = [rb](int n) {
@@ -1155,7 +1155,7 @@ using namespace vif;
 #define VIF_SCALE_PARAMS                                                                         \
     const uint8_t *__restrict__ ref, size_t ref_pitch, const uint8_t *__restrict__ dis,           \
         size_t dis_pitch, unsigned width, unsigned height, unsigned bpc, unsigned ref_shift,      \
-        unsigned dis_shift, double gain_limit, const uint32_t *__restrict__ table,                \
+        unsigned dis_shift, double gain_limit, const uint8_t *__restrict__ table,                \
         uint16_t *__restrict__ next_ref,                                                         \
         uint16_t *__restrict__ next_dis, unsigned long long *__restrict__ state
 

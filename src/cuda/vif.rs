@@ -53,7 +53,7 @@ pub struct VifKernels {
     /// Scale 0 with its filters on the tensor cores, where wanted ([`mma_wanted`]):
     /// `vif_scale0_u8_mma` and `vif_scale0_u16_mma` (9 to 12 bits, [`MMA_DEEP_BPC`]).
     mma: Option<[Function; 2]>,
-    /// [`cpu::log2_steps`], 4096 `u32` (the log2 table in 16 KiB: its lookups stay in L1).
+    /// [`cpu::log2_deltas`], 32768 bytes (the log2 table as distances above its chord).
     table: Arc<DeviceBuffer>,
     module: Module,
 }
@@ -62,7 +62,7 @@ impl VifKernels {
     /// Loads the image and uploads the log2 table (synchronously, on a stream of its own).
     pub fn load(ctx: &Context) -> CudaResult<VifKernels> {
         let module = kernels::VIF.load(ctx)?;
-        let table_host: &[u32] = &cpu::log2_steps()[..];
+        let table_host: &[u8] = &cpu::log2_deltas()[..];
         let mut table = DeviceBuffer::new(ctx, std::mem::size_of_val(table_host))?;
         let stream = Stream::new(ctx)?;
         table.upload(table_host, &stream)?;
@@ -331,7 +331,7 @@ impl GpuVif {
             // Signature (VIF_SCALE_PARAMS): (const uint8_t* ref, size_t ref_pitch,
             // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height,
             // unsigned bpc, unsigned ref_shift, unsigned dis_shift, double gain_limit,
-            // const uint32_t* table, uint16_t* next_ref, uint16_t* next_dis,
+            // const uint8_t* table, uint16_t* next_ref, uint16_t* next_dis,
             // unsigned long long* state).
             let args = [
                 arg(&src_ref),
@@ -355,7 +355,7 @@ impl GpuVif {
             // buffers the previous launch on this stream wrote (w x h packed u16). The next
             // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
             // writes none (null). `state` is our STATE_BYTES buffer (33 u64, as the kernels
-            // expect), zero between frames. The table holds 4096 u32. All of it lives until
+            // expect), zero between frames. The table holds 32768 bytes. All of it lives until
             // the stream work completed (`done`, waited for on drop).
             unsafe { function.launch(stream, config, &args) }?;
         }

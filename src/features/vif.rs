@@ -102,9 +102,29 @@ pub fn log2_table() -> &'static Log2Table {
 /// `b` describes table entries `16 b .. 16 b + 16` as `base | p1 << 16 | p2 << 24`, entry
 /// `16 b + o` being `base + (o >= p1) + (o >= p2)`. The table rises by at most 1 every 11
 /// entries (its slope is `2048 / (i ln 2)` with `i >= 32768`), so two steps per 16 suffice;
-/// the construction checks that it reproduces every entry. Public so that the GPU path uploads
-/// this very table (kernels/vif.cu's `log2_entry` reads it as `log2_step_lookup` does).
+/// the construction checks that it reproduces every entry.
 pub type Log2Steps = [u32; 4096];
+
+/// [`log2_table`]'s entries `i` in `[2^15, 2^16)` as their distance above the table's chord,
+/// `28672 + i / 16` (30720 at `2^15`, 32768 at `2^16`; `log2` is concave, so it lies above its
+/// chord, here by at most 177): `table[i] = 28672 + (i >> 4) + deltas[i - 32768]`, one byte
+/// each. The construction checks that every distance fits a byte. Uploaded by the GPU path,
+/// whose `log2_entry` (kernels/vif.cu) reads it so.
+pub type Log2Deltas = [u8; 32768];
+
+pub fn log2_deltas() -> &'static Log2Deltas {
+    static DELTAS: OnceLock<Box<Log2Deltas>> = OnceLock::new();
+    DELTAS.get_or_init(|| {
+        let t = log2_table();
+        let mut d = Box::new([0u8; 32768]);
+        for (j, e) in d.iter_mut().enumerate() {
+            let i = 32768 + j;
+            let above = u32::from(t[i]) - (28672 + (i as u32 >> 4));
+            *e = u8::try_from(above).expect("log2 table within a byte of its chord");
+        }
+        d
+    })
+}
 
 pub fn log2_steps() -> &'static Log2Steps {
     static STEPS: OnceLock<Box<Log2Steps>> = OnceLock::new();
@@ -1958,6 +1978,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn log2_deltas_reproduce_the_table() {
+        let (t, d) = (log2_table(), log2_deltas());
+        for i in 32768..65536usize {
+            assert_eq!(
+                28672 + (i >> 4) + usize::from(d[i - 32768]),
+                usize::from(t[i]),
+                "{i}"
+            );
+        }
+        assert_eq!(d.iter().max(), Some(&177), "the chord's largest distance");
     }
 
     #[test]
