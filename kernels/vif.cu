@@ -413,7 +413,10 @@ constexpr TapFragments make_tap_fragments() {
     }
     return t;
 }
-__device__ const TapFragments kTapFragments = make_tap_fragments();
+// (Not `const`: a const namespace-scope variable has internal linkage, and nvcc names internal
+// device symbols after the source path, which would make the image depend on where the
+// repository is checked out.)
+__device__ TapFragments kTapFragments = make_tap_fragments();
 
 // This lane's A fragments of Th and Tl: two 16-byte loads (the 1 KiB table stays in L1).
 __device__ __forceinline__ void tap_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
