@@ -21,8 +21,8 @@
 // Each scale also has a latency kernel (*_fine: 32x8 tiles, one pixel per thread, two rows per
 // vertical item) for scales with few blocks per SM; the host picks one by pixel count. Both run
 // the same arithmetic. Scale 0 also has vif_scale0_u8_mma and vif_scale0_u16_mma (9..12 bits):
-// both passes on the tensor cores, sm_80 and up (see the tensor-core notes below), the host's
-// choice where the GPU has them.
+// both passes and the decimation's vertical pass on the tensor cores, sm_80 and up (see the
+// tensor-core notes below), the host's choice where the GPU has them.
 //
 // Exactness notes (the CPU engine, src/features/vif.rs, documents the arithmetic):
 // - mu sums fit uint32 (taps sum to 65536, samples < 65536); libvmaf's wrapping uint32 sums
@@ -385,25 +385,24 @@ __device__ __forceinline__ void mma_u8(int (&d)[4], const uint32_t (&a)[4], uint
 #endif
 }
 
-// The tensor-core passes' tap matrix T (16 x 32: row r holds the 17 taps from column r, T[r][c]
-// = tap c - r) as A fragments, split into high and low tap bytes (T = 256 Th + Tl), for every
-// lane, made at compile time. Lane (g = lane / 4, q = lane % 4) holds rows g (registers 0, 2)
-// and g + 8 (1, 3), columns 4q..4q+3 (registers 0, 1) and 16 + 4q.. (2, 3), element j of a
-// register in its byte j. Lane l's words 8 l .. 8 l + 3 are Th's registers, the next four Tl's.
-struct alignas(16) TapFragments {
+// A 16 x 32 tap matrix M of the tensor-core passes as A fragments, split into high and low tap
+// bytes (M = 256 Mh + Ml), for every lane, made at compile time. Lane (g = lane / 4, q =
+// lane % 4) holds rows g (registers 0, 2) and g + 8 (1, 3), columns 4q..4q+3 (registers 0, 1)
+// and 16 + 4q.. (2, 3), element j of a register in its byte j. Lane l's words 8 l .. 8 l + 3
+// are Mh's registers, the next four Ml's.
+struct alignas(16) Fragments {
     uint32_t w[32 * 8];
 };
-constexpr TapFragments make_tap_fragments() {
-    constexpr uint32_t taps[17] = {VIF_FILTER0};
-    TapFragments t{};
+template <typename Tap>
+constexpr Fragments make_fragments(Tap tap) {
+    Fragments t{};
     for (int lane = 0; lane < 32; ++lane) {
         const int g = lane >> 2, q = lane & 3;
         for (int reg = 0; reg < 4; ++reg) {
             const int col = 4 * q + 16 * (reg >> 1), row = g + 8 * (reg & 1);
             uint32_t hi = 0, lo = 0;
             for (int j = 0; j < 4; ++j) {
-                const int k = col + j - row;
-                const uint32_t c = (k >= 0 && k < 17) ? taps[k] : 0u;
+                const uint32_t c = tap(row, col + j);
                 hi |= (c >> 8) << (8 * j);
                 lo |= (c & 255u) << (8 * j);
             }
@@ -413,18 +412,29 @@ constexpr TapFragments make_tap_fragments() {
     }
     return t;
 }
-// (Not `const`: a const namespace-scope variable has internal linkage, and nvcc names internal
-// device symbols after the source path, which would make the image depend on where the
-// repository is checked out.)
-__device__ TapFragments kTapFragments = make_tap_fragments();
 
-// This lane's A fragments of Th and Tl: two 16-byte loads (the 1 KiB table stays in L1).
-__device__ __forceinline__ void tap_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+// The vertical and horizontal passes' T: row r holds the 17 taps from column r (T[r][c] = tap
+// c - r). (The tables are not `const`: a const namespace-scope variable has internal linkage,
+// and nvcc names internal device symbols after the source path, which would make the image
+// depend on where the repository is checked out.)
+constexpr uint32_t kTaps0[17] = {VIF_FILTER0};
+__device__ Fragments kTapFragments = make_fragments([](int row, int col) {
+    const int k = col - row;
+    return (k >= 0 && k < 17) ? kTaps0[k] : 0u;
+});
+
+// This lane's A fragments of a Fragments table's Mh and Ml: two 16-byte loads (1 KiB tables
+// that stay in L1).
+__device__ __forceinline__ void fragments(const Fragments& f, uint32_t (&hi)[4],
+                                          uint32_t (&lo)[4]) {
     const int lane = threadIdx.x & 31;
-    const uint4 h = __ldg(reinterpret_cast<const uint4*>(&kTapFragments.w[8 * lane]));
-    const uint4 l = __ldg(reinterpret_cast<const uint4*>(&kTapFragments.w[8 * lane + 4]));
+    const uint4 h = __ldg(reinterpret_cast<const uint4*>(&f.w[8 * lane]));
+    const uint4 l = __ldg(reinterpret_cast<const uint4*>(&f.w[8 * lane + 4]));
     hi[0] = h.x, hi[1] = h.y, hi[2] = h.z, hi[3] = h.w;
     lo[0] = l.x, lo[1] = l.y, lo[2] = l.z, lo[3] = l.w;
+}
+__device__ __forceinline__ void tap_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    fragments(kTapFragments, hi, lo);
 }
 
 // The high and low bytes of the four 16-bit products a_j * b_j of two registers' bytes. Two
@@ -538,34 +548,20 @@ __device__ __forceinline__ uint32_t quad_mirrored(const uint8_t* __restrict__ ro
 // different banks).
 constexpr int kColWords = 10;
 
-// Scale 1's filter (the decimation of 8-bit scale 0) as byte dot products: taps 0..3, 4..7 and
-// 8, high and low bytes packed four per word (tap = 256 high + low). The same taps as kFilter1.
+// Scale 1's filter (the decimation of scale 0); the same taps as kFilter1.
 constexpr uint32_t kDecTaps[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
-constexpr uint32_t dec_tap_bytes(int k0, bool high) {
-    uint32_t v = 0;
-    for (int j = 0; j < 4; ++j) {
-        v |= (high ? kDecTaps[k0 + j] >> 8 : kDecTaps[k0 + j] & 255u) << (8 * j);
-    }
-    return v;
-}
-struct DecTaps {
-    static constexpr uint32_t kHi0 = dec_tap_bytes(0, true), kHi1 = dec_tap_bytes(4, true),
-                              kHi8 = kDecTaps[8] >> 8;
-    static constexpr uint32_t kLo0 = dec_tap_bytes(0, false), kLo1 = dec_tap_bytes(4, false),
-                              kLo8 = kDecTaps[8] & 255u;
-};
 
-// Scale 1's filter down one column of transposed bytes: its rows top .. top + 8 are bytes
-// (top % 4) .. of the column's words w = top / 4 .., shifted down into three words, then byte
-// dot products with the taps' high bytes (hi) and low bytes (lo).
-__device__ __forceinline__ void dec_dot(const uint32_t* w, int top, uint32_t& hi, uint32_t& lo) {
-    const int shift = 8 * (top & 3);
-    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
-    const uint32_t x0 = __funnelshift_r(w0, w1, shift);
-    const uint32_t x1 = __funnelshift_r(w1, w2, shift);
-    const uint32_t x8 = (w2 >> shift) & 255u;
-    hi = __dp4a(x0, DecTaps::kHi0, __dp4a(x1, DecTaps::kHi1, x8 * DecTaps::kHi8));
-    lo = __dp4a(x0, DecTaps::kLo0, __dp4a(x1, DecTaps::kLo1, x8 * DecTaps::kLo8));
+// Scale 1's filter at the even rows of a 16-row tile's 32 input rows, for the decimation's
+// vertical pass on the tensor cores: row r < 8 holds the 9 taps from column 4 + 2r (input rows
+// top .. top + 8, top = kHalf + 2r - kHalfD); rows 8..15 are zero.
+__device__ Fragments kDecFragments = make_fragments([](int row, int col) {
+    const int k = col - 4 - 2 * row;
+    return (row < 8 && k >= 0 && k < 9) ? kDecTaps[k] : 0u;
+});
+// This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are zero).
+__device__ __forceinline__ void dec_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    fragments(kDecFragments, hi, lo);
+    hi[1] = hi[3] = lo[1] = lo[3] = 0;
 }
 
 // One scale: statistic of a kTileW x kTileH tile (kTileW * kTileH / 4 threads, each with 4
@@ -621,7 +617,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     __shared__ __align__(16) uint32_t s_xx[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_yy[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_xy[kTileH][kMomentStride];
-    __shared__ uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvW : 1];
+    __shared__ __align__(8) uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvW : 1];
 
     const int tid = threadIdx.x;
     const int x0 = blockIdx.x * kTileW;
@@ -806,6 +802,17 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         constexpr int kBlocks8 = 5;
         static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
         const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
+        // (kDecimate) Warps 0 and 1 also make the decimation's vertical pass from their B
+        // fragments: a lane's D values 0 and 1 are conv row g (the tile's input rows 4 + 2g
+        // .. + 8), input columns c and c + 1; rows g + 8 (values 2 and 3) are zero. Stored
+        // where the horizontal decimation reads them (conv column c - kHalf + kHalfD).
+        const uint32_t rnd_dec = 1u << (sh_dec - 1);
+        const auto store_conv = [](uint32_t(*dst)[kConvW], int g, int c, const uint32_t(&v)[2]) {
+            const int j = c - (kHalf - kHalfD);
+            if (j >= 0 && j < kConvW) {
+                *reinterpret_cast<uint2*>(&dst[g][j]) = make_uint2(v[0], v[1]);
+            }
+        };
         if constexpr (kMma16) {
             // From the low and high byte planes (samples below 2^12: the high byte below 16):
             //   mu: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high; th x high), below 2^28,
@@ -816,6 +823,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             //   2^(16 - sh) a2 + 2^(24 - sh) a3 (mod 2^32; 2 <= sh <= 8).
             if (m == 0) {
                 const uint32_t rnd_mu = 1u << (sh_mu - 1);
+                uint32_t dh[4], dl[4];
+                dec_fragments(dh, dl);
 #pragma unroll
                 for (int k = 0; k < kBlocks8; ++k) {
                     const int col = 8 * (nb0 + k) + g;
@@ -835,6 +844,22 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                             v[p][e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) +
                                        ((uint32_t)a2[e] << 16) + rnd_mu) >>
                                       sh_mu;
+                        }
+                        if constexpr (kDecimate) {
+                            // The same, with the decimation's taps (sums below 2^28).
+                            int d0[4] = {0, 0, 0, 0}, d1[4] = {0, 0, 0, 0}, d2[4] = {0, 0, 0, 0};
+                            mma_u8(d0, dl, l0, l1);
+                            mma_u8(d1, dh, l0, l1);
+                            mma_u8(d1, dl, h0, h1);
+                            mma_u8(d2, dh, h0, h1);
+                            uint32_t conv[2];
+#pragma unroll
+                            for (int e = 0; e < 2; ++e) {
+                                conv[e] = ((uint32_t)d0[e] + ((uint32_t)d1[e] << 8) +
+                                           ((uint32_t)d2[e] << 16) + rnd_dec) >>
+                                          sh_dec;
+                            }
+                            store_conv(s_conv[p], g, 8 * (nb0 + k) + 2 * q, conv);
                         }
                     }
                     const int c = 8 * (nb0 + k) + 2 * q;
@@ -907,6 +932,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                     y1 = yt[4 + q];
                 };
                 samples(0);
+                uint32_t dh[4], dl[4];
+                dec_fragments(dh, dl);
 #pragma unroll
                 for (int k = 0; k < kBlocks8; ++k) {
                     int mh[4] = {0, 0, 0, 0}, ml[4] = {0, 0, 0, 0};
@@ -915,6 +942,23 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                     mma_u8(ml, tl, x0, x1);
                     mma_u8(nh, th, y0, y1);
                     mma_u8(nl, tl, y0, y1);
+                    if constexpr (kDecimate) {
+                        // The decimation's vertical pass from the same B fragments.
+                        int ah[4] = {0, 0, 0, 0}, al[4] = {0, 0, 0, 0};
+                        int bh[4] = {0, 0, 0, 0}, bl[4] = {0, 0, 0, 0};
+                        mma_u8(ah, dh, x0, x1);
+                        mma_u8(al, dl, x0, x1);
+                        mma_u8(bh, dh, y0, y1);
+                        mma_u8(bl, dl, y0, y1);
+                        uint32_t cx[2], cy[2];
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            cx[e] = (((uint32_t)ah[e] << 8) + (uint32_t)al[e] + rnd_dec) >> sh_dec;
+                            cy[e] = (((uint32_t)bh[e] << 8) + (uint32_t)bl[e] + rnd_dec) >> sh_dec;
+                        }
+                        store_conv(s_conv[0], g, 8 * (nb0 + k) + 2 * q, cx);
+                        store_conv(s_conv[1], g, 8 * (nb0 + k) + 2 * q, cy);
+                    }
                     if (k + 1 < kBlocks8) {
                         samples(k + 1);
                     }
@@ -1018,41 +1062,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // 4a. Decimation, vertical: the next filter at the tile's even rows, over the columns the
     // horizontal pass of the even columns reads. Conv column j is tile column
     // kHalf - kHalfD + j.
-    if constexpr (kDecimate && kMma8) {
-        // From the transposed bytes (dec_dot). Lanes take 8 rows x 4 columns (rows sharing
-        // words).
-        const uint32_t rnd = 1u << (sh_dec - 1);
-        for (int i = tid; i < kDecH * kConvW; i += kBlock) {
-            const int r = i % kDecH, j = i / kDecH;
-            const int c = kHalf - kHalfD + j;
-            const int top = kHalf + 2 * r - kHalfD;
-#pragma unroll
-            for (int p = 0; p < 2; ++p) {
-                uint32_t hi, lo;
-                dec_dot(&s_t[p][c * kColWords + (top >> 2)], top, hi, lo);
-                s_conv[p][r][j] = ((hi << 8) + lo + rnd) >> sh_dec;
-            }
-        }
-    } else if constexpr (kDecimate && kMma16) {
-        // As kMma8's, from both byte planes: 65536 (hi x Th) + 256 (hi x Tl + lo x Th) +
-        // (lo x Tl), below 2^28 (samples below 2^12).
-        const uint32_t rnd = 1u << (sh_dec - 1);
-        for (int i = tid; i < kDecH * kConvW; i += kBlock) {
-            const int r = i % kDecH, j = i / kDecH;
-            const int c = kHalf - kHalfD + j;
-            const int top = kHalf + 2 * r - kHalfD;
-#pragma unroll
-            for (int p = 0; p < 2; ++p) {
-                uint32_t dh[2], dl[2];  // [sample byte plane]: x tap high bytes, x tap low
-#pragma unroll
-                for (int b = 0; b < 2; ++b) {
-                    dec_dot(&s_t16[p][b][c * kColWords + (top >> 2)], top, dh[b], dl[b]);
-                }
-                const uint32_t sum = (dh[1] << 16) + ((dh[0] + dl[1]) << 8) + dl[0];
-                s_conv[p][r][j] = (sum + rnd) >> sh_dec;
-            }
-        }
-    } else if constexpr (kDecimate) {
+    // (The tensor-core kernels made it with their vertical pass.)
+    if constexpr (kDecimate && !kMma) {
         const uint32_t rnd = 1u << (sh_dec - 1);
         for (int i = tid; i < kDecH * kConvW; i += kBlock) {
             const int r = i / kConvW;
@@ -1168,9 +1179,9 @@ extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u8(VIF_SCAL
         next_ref, next_dis, state);
 }
 
-// vif_scale0_u8 with the vertical pass on the tensor cores (sm_80 and up; traps below) and the
-// decimation read from the tile's transposed bytes (no 16-bit copy of the tile: less shared
-// memory, so more L1 for the log2 table). Held to 64 registers: 4 blocks per SM.
+// vif_scale0_u8 with both passes and the decimation's vertical pass on the tensor cores (sm_80
+// and up; traps below), from the tile's transposed bytes (no 16-bit copy of the tile: less
+// shared memory, so more L1 for the log2 table). Held to 64 registers: 4 blocks per SM.
 extern "C" __global__ void __launch_bounds__(kBigThreads, 4) vif_scale0_u8_mma(VIF_SCALE_PARAMS) {
     vif_scale<0, uint8_t, true, true, kBigW, kBigH, 4, 4, true>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
