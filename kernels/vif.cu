@@ -558,6 +558,21 @@ __device__ Fragments kDecFragments = make_fragments([](int row, int col) {
     const int k = col - 4 - 2 * row;
     return (row < 8 && k >= 0 && k < 9) ? kDecTaps[k] : 0u;
 });
+// A tap matrix (high and low bytes' fragments) times one B fragment of 8-bit samples, D values
+// e < kValues of this lane as ((high sum << 8) + low sum + rnd) >> sh.
+template <int kValues>
+__device__ __forceinline__ void filter_bytes(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
+                                             uint32_t b0, uint32_t b1, uint32_t rnd, int sh,
+                                             uint32_t (&out)[kValues]) {
+    int h[4] = {0, 0, 0, 0}, l[4] = {0, 0, 0, 0};
+    mma_u8(h, hi, b0, b1);
+    mma_u8(l, lo, b0, b1);
+#pragma unroll
+    for (int e = 0; e < kValues; ++e) {
+        out[e] = (((uint32_t)h[e] << 8) + (uint32_t)l[e] + rnd) >> sh;
+    }
+}
+
 // This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are zero).
 __device__ __forceinline__ void dec_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
     fragments(kDecFragments, hi, lo);
@@ -936,37 +951,19 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 dec_fragments(dh, dl);
 #pragma unroll
                 for (int k = 0; k < kBlocks8; ++k) {
-                    int mh[4] = {0, 0, 0, 0}, ml[4] = {0, 0, 0, 0};
-                    int nh[4] = {0, 0, 0, 0}, nl[4] = {0, 0, 0, 0};
-                    mma_u8(mh, th, x0, x1);
-                    mma_u8(ml, tl, x0, x1);
-                    mma_u8(nh, th, y0, y1);
-                    mma_u8(nl, tl, y0, y1);
+                    uint32_t a[4], b[4];
+                    filter_bytes(th, tl, x0, x1, rnd_mu, sh_mu, a);
+                    filter_bytes(th, tl, y0, y1, rnd_mu, sh_mu, b);
                     if constexpr (kDecimate) {
                         // The decimation's vertical pass from the same B fragments.
-                        int ah[4] = {0, 0, 0, 0}, al[4] = {0, 0, 0, 0};
-                        int bh[4] = {0, 0, 0, 0}, bl[4] = {0, 0, 0, 0};
-                        mma_u8(ah, dh, x0, x1);
-                        mma_u8(al, dl, x0, x1);
-                        mma_u8(bh, dh, y0, y1);
-                        mma_u8(bl, dl, y0, y1);
                         uint32_t cx[2], cy[2];
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            cx[e] = (((uint32_t)ah[e] << 8) + (uint32_t)al[e] + rnd_dec) >> sh_dec;
-                            cy[e] = (((uint32_t)bh[e] << 8) + (uint32_t)bl[e] + rnd_dec) >> sh_dec;
-                        }
+                        filter_bytes(dh, dl, x0, x1, rnd_dec, sh_dec, cx);
+                        filter_bytes(dh, dl, y0, y1, rnd_dec, sh_dec, cy);
                         store_conv(s_conv[0], g, 8 * (nb0 + k) + 2 * q, cx);
                         store_conv(s_conv[1], g, 8 * (nb0 + k) + 2 * q, cy);
                     }
                     if (k + 1 < kBlocks8) {
                         samples(k + 1);
-                    }
-                    uint32_t a[4], b[4];
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        a[e] = (((uint32_t)mh[e] << 8) + (uint32_t)ml[e] + rnd_mu) >> sh_mu;
-                        b[e] = (((uint32_t)nh[e] << 8) + (uint32_t)nl[e] + rnd_mu) >> sh_mu;
                     }
                     const int c = 8 * (nb0 + k) + 2 * q;
                     store_fragment(s_mu1, g, c, a);
