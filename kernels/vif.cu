@@ -53,7 +53,8 @@ constexpr int kSigmaNsq = 2 << 16;
 constexpr double kEps = 65536.0 * 1.0e-10;
 
 // libvmaf's vif_filter1d_table, one per scale.
-#define VIF_FILTER0 489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489
+#define VIF_FILTER0 \
+    489, 935, 1640, 2640, 3896, 5274, 6547, 7455, 7784, 7455, 6547, 5274, 3896, 2640, 1640, 935, 489
 __constant__ uint32_t kFilter0[17] = {VIF_FILTER0};
 __constant__ uint32_t kFilter1[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
 __constant__ uint32_t kFilter2[5] = {3571, 16004, 26386, 16004, 3571};
@@ -642,8 +643,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // picture where the four samples are inside the row and aligned (the tile's left edge
     // x0 - kHalf is a multiple of 4 at scales 0 and 1), else one mirrored sample at a time.
     // (kMma) Transposed bytes of both pictures' tiles for the tensor-core vertical pass: column
-    // c's 32 rows at s_t[p][c * kColWords ..], four rows per word (a B fragment register), and
-    // the taps' byte table.
+    // c's 32 rows at s_t[p][c * kColWords ..], four rows per word (a B fragment register).
     // (kMma16) The same layout for the low and high bytes of 16-bit samples: s_t16[p][0] and
     // s_t16[p][1].
     __shared__ __align__(16) uint32_t s_t[2][kMma8 ? kInW * kColWords : 1];
