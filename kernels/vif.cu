@@ -145,11 +145,14 @@ __device__ __forceinline__ double tap_mac(int k, double v, double acc) {
     return __fma_rn(F::d(k), v, acc);
 }
 
+// A thread's sums over its pixels (at most 4). The log terms are below 2^17 a pixel (log2_64 is
+// below 2^17, log2_32 at least 17 * 2048) and den_non_log counts pixels: int32, even summed
+// over a warp (below 2^24); num_non_log adds sigma2_sq values below 2^31: 64 bits.
 struct Sums {
-    long long num_log;
-    long long den_log;
+    int num_log;
+    int den_log;
     long long num_non_log;
-    long long den_non_log;
+    int den_non_log;
 };
 
 // libvmaf's log2_table[i] (i in [2^15, 2^16)) as its chord, 28672 + i / 16 (from 30720 at 2^15 to
@@ -207,6 +210,19 @@ __device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t x
     }
 }
 
+// The warp's sum of v (in lane 0; in every lane on sm_80 and up), where it fits int32.
+__device__ __forceinline__ int warp_sum(int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(0xffffffffu, v);
+#else
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    }
+    return v;
+#endif
+}
+
 // The warp's sum of v (in lane 0; in every lane on sm_80 and up). Every v here is below 2^41
 // in magnitude (a block's sums of at most 4 pixels' terms, or of 8 warps' sums, each term
 // below 2^31): on sm_80 and up its low 16 bits and the rest are each summed by one redux
@@ -241,11 +257,8 @@ __device__ __forceinline__ void block_sums(Sums acc, unsigned long long* __restr
     __shared__ long long warp_sums[kBlockWarps][4];
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
-    long long v[4] = {acc.num_log, acc.den_log, acc.num_non_log, acc.den_non_log};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        v[i] = warp_sum(v[i]);
-    }
+    const long long v[4] = {warp_sum(acc.num_log), warp_sum(acc.den_log),
+                            warp_sum(acc.num_non_log), warp_sum(acc.den_non_log)};
     if (lane == 0) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
