@@ -210,16 +210,22 @@ __device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t x
     }
 }
 
-// The warp's sum of v (in lane 0; in every lane on sm_80 and up), where it fits int32.
-__device__ __forceinline__ int warp_sum(int v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    return __reduce_add_sync(0xffffffffu, v);
-#else
+// The warp's sum of v in lane 0 by a shuffle tree (GPUs before sm_80).
+template <typename T>
+__device__ __forceinline__ T shuffle_sum(T v) {
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
         v += __shfl_down_sync(0xffffffffu, v, offset);
     }
     return v;
+}
+
+// The warp's sum of v (in lane 0; in every lane on sm_80 and up), where it fits int32.
+__device__ __forceinline__ int warp_sum(int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(0xffffffffu, v);
+#else
+    return shuffle_sum(v);
 #endif
 }
 
@@ -233,11 +239,7 @@ __device__ __forceinline__ long long warp_sum(long long v) {
     const int hi = __reduce_add_sync(0xffffffffu, (int)(v >> 16));
     return (long long)hi * 65536 + lo;
 #else
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        v += __shfl_down_sync(0xffffffffu, v, offset);
-    }
-    return v;
+    return shuffle_sum(v);
 #endif
 }
 
