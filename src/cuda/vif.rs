@@ -101,6 +101,16 @@ impl VifKernels {
 /// sample products must fit 24 bits).
 const MMA_DEEP_BPC: std::ops::RangeInclusive<u32> = 9..=12;
 
+/// The kernel of scale `s` of `bpc`-bit pictures: its index among the throughput or latency
+/// kernels (scale 0: 0 for 8 bits, 1 deeper; scale `s`: `s + 1`), and whether the tensor-core
+/// kernel of that index ([`VifKernels::mma`]) runs instead: scale 0 of 8 and [`MMA_DEEP_BPC`]
+/// bits, in place of a throughput kernel, where the tensor-core kernels are loaded.
+fn kernel_choice(s: usize, bpc: u32, fine: bool, mma_loaded: bool) -> (usize, bool) {
+    let index = if s == 0 { usize::from(bpc != 8) } else { s + 1 };
+    let tensor = mma_loaded && s == 0 && !fine && (bpc == 8 || MMA_DEEP_BPC.contains(&bpc));
+    (index, tensor)
+}
+
 /// On a device of compute capability 8.0 or more, scale 0 (throughput kernel) of pictures of 8
 /// and [`MMA_DEEP_BPC`] bits runs its filters on the tensor cores (`vif_scale0_u8_mma`,
 /// `vif_scale0_u16_mma`: the same sums, bit for bit; see BENCHMARKS.md). `VMAFCUDA_VIF_MMA=0`
@@ -311,17 +321,10 @@ impl GpuVif {
             } else {
                 &self.kernels.big
             };
-            let function = match s {
-                0 if bpc == 8 => match &self.kernels.mma {
-                    Some(mma) if !fine => &mma[0],
-                    _ => &kernels[0],
-                },
-                0 if MMA_DEEP_BPC.contains(&bpc) => match &self.kernels.mma {
-                    Some(mma) if !fine => &mma[1],
-                    _ => &kernels[1],
-                },
-                0 => &kernels[1],
-                _ => &kernels[s + 1],
+            let (index, tensor) = kernel_choice(s, bpc, fine, self.kernels.mma.is_some());
+            let function = match &self.kernels.mma {
+                Some(mma) if tensor => &mma[index],
+                _ => &kernels[index],
             };
             let config = LaunchConfig {
                 grid: (gx, gy, 1),
@@ -466,6 +469,37 @@ impl Drop for GpuVif {
         if self.enqueued {
             if let Err(e) = self.done.synchronize() {
                 eprintln!("vmafcuda: waiting for VIF work before freeing its buffers failed: {e}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_choice;
+
+    /// Every scale, depth, kernel kind and tensor-core availability: scale 0 of 8 and 9..12 bits
+    /// takes its tensor-core kernel where loaded (throughput kernels only), every other case
+    /// its plain kernel.
+    #[test]
+    fn kernel_choice_takes_the_tensor_cores_for_scale_0_of_8_to_12_bits() {
+        for s in 0..4 {
+            for bpc in 8..=16 {
+                for fine in [false, true] {
+                    for loaded in [false, true] {
+                        let index = match s {
+                            0 if bpc == 8 => 0,
+                            0 => 1,
+                            _ => s + 1,
+                        };
+                        let tensor = s == 0 && bpc <= 12 && !fine && loaded;
+                        assert_eq!(
+                            kernel_choice(s, bpc, fine, loaded),
+                            (index, tensor),
+                            "scale {s}, {bpc} bits, fine {fine}, loaded {loaded}"
+                        );
+                    }
+                }
             }
         }
     }
