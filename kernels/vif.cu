@@ -1206,8 +1206,8 @@ extern "C" __global__ void __launch_bounds__(kBigThreads) vif_scale0_u16(VIF_SCA
         (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
 }
 
-// vif_scale0_u16 with both passes on the tensor cores, for 9..12-bit pictures (sm_80 and up;
-// traps below; the host's choice where vif_scale0_u8_mma is).
+// vif_scale0_u16 with both passes and the decimation's vertical pass on the tensor cores, for
+// 9..12-bit pictures (sm_80 and up; traps below; the host's choice where vif_scale0_u8_mma is).
 extern "C" __global__ void __launch_bounds__(kBigThreads, 4) vif_scale0_u16_mma(VIF_SCALE_PARAMS) {
     vif_scale<0, uint16_t, false, true, kBigW, kBigH, 4, 4, true>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc,
