@@ -9,10 +9,11 @@
 //      every 8th row (no division in the index arithmetic); tiles whose apron lies inside the
 //      picture load aligned words of 4 samples instead (most of a picture);
 //   2. vertical 5-tap pass over the differences, (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as
-//      libvmaf's C does on int64), each thread 4 consecutive rows of its columns sliding down
-//      8 difference rows; in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31), int64
+//      libvmaf's C does on int64), each work item 8 consecutive rows of one apron column from
+//      12 difference rows; in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31), int64
 //      at 16;
-//   3. horizontal 5-tap pass in int64 (|sum| < 2^32), (sum + 2^15) >> 16, absolute value,
+//   3. horizontal 5-tap pass, (sum + 2^15) >> 16 from the sum's exact half in int32 (|sum|
+//      < 2^32; see half_tap_sum), absolute value, each thread 4 consecutive columns of two rows,
 //      summed per block and added to the frame's accumulator with one atomic per block (integer
 //      sums are exact in any order). The block that finishes last writes the frame's sum to
 //      `result` (the slot's pinned result, or device memory the host copies) and leaves the
@@ -35,7 +36,6 @@ constexpr int kBlockY = 8;
 constexpr int kThreads = kBlockX * kBlockY;
 constexpr int kTileW = 64;
 constexpr int kTileH = 32;
-constexpr int kRows = kTileH / kBlockY;
 constexpr int kApronW = kTileW + 4;
 constexpr int kApronH = kTileH + 4;
 // Apron columns per thread: tx, tx + 32, tx + 64 (the last only for tx < 4).
@@ -73,30 +73,44 @@ __device__ __forceinline__ T load_cur(const uint8_t* base, size_t pitch, int x, 
     }
 }
 
-// Vertical pass: rows r0 .. r0 + kRows of the thread's columns, from diff rows r0 .. r0 + kRows + 3.
+// Vertical pass over the whole apron width: work item idx (< kVertItems) is apron column
+// idx % kApronW and the kVertRows output rows from kVertRows * (idx / kApronW), made from that
+// column's kVertRows + 4 difference rows (consecutive lanes: consecutive columns).
+constexpr int kVertRows = 8;
+constexpr int kVertItems = kApronW * (kTileH / kVertRows);
 template <typename Acc>
-__device__ __forceinline__ void vertical(const int (*diff)[kApronW], int (*vert)[kApronW], int tx,
-                                         int r0, int bpc) {
+__device__ __forceinline__ void vertical(const int (*diff)[kApronW], int (*vert)[kApronW], int tid,
+                                         int bpc) {
     const Acc round = (Acc)1 << (bpc - 1);
 #pragma unroll
-    for (int j = 0; j < kCols; ++j) {
-        const int c = tx + kBlockX * j;
-        if (c >= kApronW) break;
-        Acc s[kRows];
+    for (int it = 0; it < (kVertItems + kThreads - 1) / kThreads; ++it) {
+        const int idx = tid + it * kThreads;
+        if (idx >= kVertItems) break;
+        const int c = idx % kApronW, r0 = kVertRows * (idx / kApronW);
+        Acc s[kVertRows];
 #pragma unroll
-        for (int o = 0; o < kRows; ++o) s[o] = 0;
+        for (int o = 0; o < kVertRows; ++o) s[o] = 0;
 #pragma unroll
-        for (int t = 0; t < kRows + 4; ++t) {
+        for (int t = 0; t < kVertRows + 4; ++t) {
             const Acc d = diff[r0 + t][c];
 #pragma unroll
-            for (int o = 0; o < kRows; ++o) {
+            for (int o = 0; o < kVertRows; ++o) {
                 const int k = t - o;
                 if (k >= 0 && k < 5) s[o] += (Acc)kFilter[k] * d;
             }
         }
 #pragma unroll
-        for (int o = 0; o < kRows; ++o) vert[r0 + o][c] = (int)((s[o] + round) >> bpc);
+        for (int o = 0; o < kVertRows; ++o) vert[r0 + o][c] = (int)((s[o] + round) >> bpc);
     }
+}
+
+// floor(sum f[k] x[k] / 2) of the horizontal pass in int32: with |x| <= 65535 (every vertical
+// output, at any depth) the sum itself can reach 2^32, but f[0] is odd and the other taps even,
+// so its half is 1785 a + (a >> 1) + 8002 b + 13193 c (a = x0 + x4, b = x1 + x3, c = x2), at
+// most 2,147,450,880 in magnitude; and (s + 2^15) >> 16 == (floor(s / 2) + 2^14) >> 15.
+__device__ __forceinline__ int half_tap_sum(int x0, int x1, int x2, int x3, int x4) {
+    const int a = x0 + x4, b = x1 + x3;
+    return (kFilter[0] / 2) * a + (a >> 1) + (kFilter[1] / 2) * b + (kFilter[2] / 2) * x2;
 }
 
 // Words of 4 samples per apron row in the aligned path (columns x0 - 4 .. x0 + 67).
@@ -148,7 +162,8 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
                             unsigned long long* __restrict__ state,
                             unsigned long long* __restrict__ result) {
     __shared__ int diff[kApronH][kApronW];
-    __shared__ int vert[kTileH][kApronW];
+    // (16-byte aligned: the horizontal pass reads it 4 values at a time)
+    __shared__ alignas(16) int vert[kTileH][kApronW];
     __shared__ unsigned int warp_sums[kThreads / 32];
 
     const int x0 = blockIdx.x * kTileW;
@@ -217,30 +232,32 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
     __syncthreads();
 
     // 2. Vertical pass.
-    const int r0 = kRows * ty;
     if (bpc <= 15) {
-        vertical<int>(diff, vert, tx, r0, bpc);
+        vertical<int>(diff, vert, tid, bpc);
     } else {
-        vertical<long long>(diff, vert, tx, r0, bpc);
+        vertical<long long>(diff, vert, tid, bpc);
     }
     __syncthreads();
 
-    // 3. Horizontal pass at columns tx and tx + 32 of the thread's rows.
+    // 3. Horizontal pass: each thread 4 consecutive output columns (4 q .. 4 q + 3, from two
+    // 16-byte loads of 8 vertical outputs) of rows ry and ry + 16.
     unsigned int sum = 0;
+    const int q = tid % (kTileW / 4), ry = tid / (kTileW / 4);
 #pragma unroll
-    for (int o = 0; o < kRows; ++o) {
-        const int ty_out = r0 + o;
-        if (y0 + ty_out >= height) break;
+    for (int half = 0; half < 2; ++half) {
+        const int row = ry + (kTileH / 2) * half;
+        if (y0 + row < height) {
+            const int4 lo = *reinterpret_cast<const int4*>(&vert[row][4 * q]);
+            const int4 hi = *reinterpret_cast<const int4*>(&vert[row][4 * q + 4]);
+            const int v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            const int tx_out = tx + kBlockX * j;
-            if (x0 + tx_out < width) {
-                long long s = 0;
-#pragma unroll
-                for (int k = 0; k < 5; ++k) s += (long long)kFilter[k] * vert[ty_out][tx_out + k];
-                const long long v = (s + (1ll << 15)) >> 16;
-                // |v| <= 65536; a block's 2048 of them fit uint32.
-                sum += (unsigned int)(v < 0 ? -v : v);
+            for (int e = 0; e < 4; ++e) {
+                if (x0 + 4 * q + e < width) {
+                    const int h = (half_tap_sum(v[e], v[e + 1], v[e + 2], v[e + 3], v[e + 4]) +
+                                   (1 << 14)) >> 15;
+                    // |h| <= 65536; a block's 2048 of them fit uint32.
+                    sum += (unsigned int)(h < 0 ? -h : h);
+                }
             }
         }
     }
@@ -272,11 +289,12 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
 }  // namespace motion
 using namespace motion;
 
-// Grid: (ceil(width / 64), ceil(height / 32)), 32x8 threads. `state`: two u64, zero before the
+// Grid: (ceil(width / 64), ceil(height / 32)), 32x8 threads; 8 blocks per SM (32 registers, no
+// spills: the kernel mostly waits on its loads, so it wants every warp it can get). `state`: two u64, zero before the
 // launch and left zero after it (the accumulator, then the block counter); `result` receives
 // the frame's sum (compute != 0). `cur` is the caller's picture (16-bit samples read as stored
 // >> shift); `prev` and `store` are ours, LSB-aligned (shift applied when `store` was written).
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, 8)
 motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
               size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
               int height, int bpc, int shift, int compute,
@@ -285,7 +303,7 @@ motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t
                          shift, compute, state, result);
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(kThreads, 8)
 motion_sad_u16(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
                size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
                int height, int bpc, int shift, int compute,
