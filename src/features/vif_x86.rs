@@ -1067,9 +1067,21 @@ macro_rules! madd_add_512 {
 
 /// `acc + pmaddwd(x, c)` in one VNNI instruction.
 macro_rules! dpwssd_512 {
-    ($acc:expr, $x:expr, $c:expr) => {
-        _mm512_dpwssd_epi32($acc, $x, $c)
-    };
+    ($acc:expr, $x:expr, $c:expr) => {{
+        let (mut acc, x, c): (__m512i, __m512i, __m512i) = ($acc, $x, $c);
+        // SAFETY: expanded only inside the AVX-512 VNNI kernels below (their target features
+        // include avx512vnni); the instruction reads and writes registers only.
+        unsafe {
+            std::arch::asm!(
+                "vpdpwssd {acc}, {x}, {c}",
+                acc = inout(zmm_reg) acc,
+                x = in(zmm_reg) x,
+                c = in(zmm_reg) c,
+                options(pure, nomem, nostack, preserves_flags)
+            )
+        };
+        acc
+    }};
 }
 
 avx512_filter_kernels!(
