@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Our CPU path against libvmaf's own (the static FFmpeg of PyPI's imageio-ffmpeg, its libvmaf
 # filter), side by side on the same y4m files, timed alternately (ours, libvmaf, ours, ...) and
-# the median of RUNS taken, whole process each time. Prints size x bit depth x threads: our fps,
+# the median of RUNS taken, whole process each time, each run after reading its files into the
+# page cache (untimed). Prints size x bit depth x threads: our fps,
 # libvmaf's fps, the ratio and both pooled VMAF scores; under each deeper row, our fps on that
 # size's 8-bit files timed in the same alternation, and how far behind it the deeper run is.
 #
@@ -54,6 +55,10 @@ PY
 }
 
 now() { date +%s%N; }
+# The pair's files read into the page cache just before each timed run (not timed): on a VM
+# whose host pages out idle memory (DAMON reclaim drops page-cache pages after about a minute,
+# even of files read every few seconds), a run would otherwise time the disk at random.
+warm() { cat "$@" >/dev/null; }
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 printf '%-10s %4s %7s %10s %12s %7s %12s %12s\n' size bpc threads "ours fps" "libvmaf fps" ratio "ours VMAF" "libvmaf VMAF"
@@ -74,14 +79,18 @@ for spec in $sizes; do
   for t in $threads; do
     ours_t=() lib_t=() ours8_t=()
     for _ in $(seq "$runs"); do
+      warm "${pair}_ref.y4m" "${pair}_dist.y4m"
       a=$(now)
       "$ours" score -r "${pair}_ref.y4m" -d "${pair}_dist.y4m" --backend cpu --threads "$t" -q -o "$work/ours.json" >/dev/null 2>&1
+      ours_t+=($(($(now) - a)))
+      warm "${pair}_ref.y4m" "${pair}_dist.y4m"
       b=$(now)
       "$ffmpeg" -v error -i "${pair}_dist.y4m" -i "${pair}_ref.y4m" \
         -lavfi "[0:v][1:v]libvmaf=n_threads=$t:log_fmt=json:log_path=$work/libvmaf.json" -f null -
-      c=$(now)
-      ours_t+=($((b - a))) lib_t+=($((c - b)))
+      lib_t+=($(($(now) - b)))
       if [[ $bpc != 8 ]]; then
+        warm "${pair8}_ref.y4m" "${pair8}_dist.y4m"
+        c=$(now)
         "$ours" score -r "${pair8}_ref.y4m" -d "${pair8}_dist.y4m" --backend cpu --threads "$t" -q -o "$work/ours8.json" >/dev/null 2>&1
         ours8_t+=($(($(now) - c)))
       fi
