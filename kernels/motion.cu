@@ -289,8 +289,8 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
 }  // namespace motion
 using namespace motion;
 
-// Grid: (ceil(width / 64), ceil(height / 32)), 32x8 threads; 8 blocks per SM (32 registers, no
-// spills: the kernel mostly waits on its loads, so it wants every warp it can get). `state`: two u64, zero before the
+// Grid: (ceil(width / 64), ceil(height / 32)), 32x8 threads; held to 8 blocks per SM (32
+// registers, no spills; unbounded it takes 40, 6 blocks). `state`: two u64, zero before the
 // launch and left zero after it (the accumulator, then the block counter); `result` receives
 // the frame's sum (compute != 0). `cur` is the caller's picture (16-bit samples read as stored
 // >> shift); `prev` and `store` are ours, LSB-aligned (shift applied when `store` was written).

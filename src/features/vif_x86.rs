@@ -1065,7 +1065,9 @@ macro_rules! madd_add_512 {
     };
 }
 
-/// `acc + pmaddwd(x, c)` in one VNNI instruction.
+/// `acc + pmaddwd(x, c)` in one VNNI instruction. Written as `asm!`: LLVM compiled most uses of
+/// `_mm512_dpwssd_epi32` here as `vpmaddwd` + `vpaddd` (two instructions, each double-pumped on
+/// Zen 4), and VIF ran 8-9% slower per 1080p frame (BENCHMARKS.md, 2026-11-28).
 macro_rules! dpwssd_512 {
     ($acc:expr, $x:expr, $c:expr) => {{
         let (mut acc, x, c): (__m512i, __m512i, __m512i) = ($acc, $x, $c);
