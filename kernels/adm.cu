@@ -408,9 +408,22 @@ __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
                         s_in[pic][r][c] = Stored<In>::value(a, pic, (int)row[c0 + c]);
                     }
                 } else {
+                    // input<In>() per sample, its row part once per row: the mirrored row (or
+                    // libvmaf's row -1 of oob inputs) and, for tiles inside the picture's
+                    // columns, no column mirroring.
+                    const int ri = r0 + r;
+                    const bool oob = ri < 0 && a.oob_rows;
+                    const unsigned long long base = pic == 0 ? a.ref : a.dis;
+                    const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
+                    const In* row = reinterpret_cast<const In*>(
+                        base + (unsigned long long)mirror(ri, a.h_in) * pitch);
+                    const bool inner_x = c0 >= 0 && c0 + kCols <= a.w_in;
 #pragma unroll
                     for (int c = threadIdx.x; c < kCols; c += kTx) {
-                        s_in[pic][r][c] = input<In>(a, pic, r0 + r, c0 + c);
+                        const int mc = inner_x ? c0 + c : mirror(c0 + c, a.w_in);
+                        s_in[pic][r][c] =
+                            oob ? (pic == 0 ? reinterpret_cast<const int*>(a.oob_ref)[mc] : 0)
+                                : Stored<In>::value(a, pic, (int)row[mc]);
                     }
                 }
             }
@@ -542,28 +555,33 @@ __device__ __forceinline__ int wrap_e(int v) {
 }
 
 // Q15 ratio clamp(t / o, 0, 1) by reciprocal multiplication (libvmaf's division table, with
-// divisors of 2^15 and more rounded to their 15 most significant bits).
-__device__ __forceinline__ long long ratio_q15(int o, int t) {
+// divisors of 2^15 and more rounded to their 15 most significant bits): k = clamp((s +
+// 2^(14 + shift)) >> (15 + shift), 0, 32768) with s = recip * t * sign(o). Where t is 0 or has
+// the other sign, s < 0 gives k = 0 (recip >= 1, so s + 2^(14 + shift) < 2^(15 + shift)); else
+// s = recip * |t| < 2^61, summed and shifted unsigned.
+__device__ __forceinline__ int ratio_q15(int o, int t) {
     if (o == 0) return 32768;
+    if (t == 0 || (o ^ t) < 0) return 0;
     const uint32_t abs_o = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
+    const uint32_t abs_t = t < 0 ? 0u - (uint32_t)t : (uint32_t)t;
     uint32_t msb = abs_o;
     int shift = 0;
     if (abs_o >= 32768u) {
         shift = 17 - __clz(abs_o);
         msb = (abs_o + (1u << (shift - 1))) >> shift;
     }
-    const long long recip = (long long)((1u << 30) / msb);
-    const long long prod = recip * (long long)t;
-    const long long s = o < 0 ? -prod : prod;
-    long long k = (s + (1ll << (14 + shift))) >> (15 + shift);
-    k = k < 0 ? 0 : k;
-    return k > 32768 ? 32768 : k;
+    const uint32_t recip = (1u << 30) / msb;
+    const unsigned long long k =
+        ((unsigned long long)recip * abs_t + (1ull << (14 + shift))) >> (15 + shift);
+    return k > 32768 ? 32768 : (int)k;
 }
 
 template <bool S0>
 __device__ __forceinline__ int restore(int o, int t, bool flag, bool simd, double gain) {
-    const long long k = ratio_q15(o, t);
-    const int rst = wrap_e<S0>((int)((k * (long long)o + 16384) >> 15));
+    const int k = ratio_q15(o, t);
+    // k <= 2^15; at scale 0 |o| <= 2^15 too, so k o + 16384 fits int32.
+    const int rst = S0 ? wrap16((k * o + 16384) >> 15)
+                       : (int)(((long long)k * o + 16384) >> 15);
     if (flag && k > 0 && o != 0) {
         const double g = __dmul_rn((double)rst, gain);
         const double tt = (double)t;
