@@ -883,18 +883,26 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
 
 using namespace adm;
 
-extern "C" __global__ void __launch_bounds__(kThreads, 6) adm_dwt0_u8(DwtArgs a) {
+// Blocks per SM the kernels are built for: 6 (40 registers), or 4 where an SM runs at most 1,024
+// threads (sm_75, which rejects a bound of 6 x 256 threads with a warning and ignores it).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define ADM_MIN_BLOCKS 4
+#else
+#define ADM_MIN_BLOCKS 6
+#endif
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_dwt0_u8(DwtArgs a) {
     dwt<uint8_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 6) adm_dwt0_u16(DwtArgs a) {
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_dwt0_u16(DwtArgs a) {
     dwt<uint16_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
 }
 
 // Masking of scale s fused with the (independent) DWT of scale s + 1: one launch, blocks
 // [0, mask_blocks) mask (tiles_x wide), the rest transform (dwt_tiles_x wide). Fewer kernel
 // boundaries on the frame's critical path, and the small scales fill the GPU better together.
-extern "C" __global__ void __launch_bounds__(kThreads, 6)
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
 adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     const int b = blockIdx.x;
     if (b < mask_blocks) {
@@ -905,7 +913,7 @@ adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 6)
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
 adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     const int b = blockIdx.x;
     if (b < mask_blocks) {
@@ -916,14 +924,14 @@ adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 6) adm_mask123(MaskArgs m) {
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_mask123(MaskArgs m) {
     mask<int32_t, false>(m, blockIdx.x, blockIdx.y);
 }
 
 // Row -1 of the scale-3 reference input when that input is 3..4 rows tall (pictures 17..32 rows
 // tall): in libvmaf's buffers it is the tail of the scale-0 AIM CSF d band (row h0 - 2, pairs of
 // int16 read as one int32). One thread per output word j < n.
-extern "C" __global__ void __launch_bounds__(kThreads, 6)
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
 adm_fill_oob(MaskArgs m, int row, int csf_x0, int csf_x1, int n, unsigned long long out) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
