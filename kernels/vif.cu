@@ -589,6 +589,23 @@ __device__ __forceinline__ void filter_bytes(const uint32_t (&hi)[4], const uint
     }
 }
 
+// The same from two byte planes of samples below 2^12 (l: low bytes, h: high bytes, below 16):
+// a0 + 2^8 a1 + 2^16 a2 (lo x l; hi x l + lo x h; hi x h), below 2^28, + rnd, >> sh.
+template <int kValues>
+__device__ __forceinline__ void filter_planes(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
+                                              uint32_t l0, uint32_t l1, uint32_t h0, uint32_t h1,
+                                              uint32_t rnd, int sh, uint32_t (&out)[kValues]) {
+    int a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
+    mma_u8(a0, lo, l0, l1);
+    mma_u8(a1, hi, l0, l1);
+    mma_u8(a1, lo, h0, h1);
+    mma_u8(a2, hi, h0, h1);
+#pragma unroll
+    for (int e = 0; e < kValues; ++e) {
+        out[e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) + ((uint32_t)a2[e] << 16) + rnd) >> sh;
+    }
+}
+
 // This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are zero).
 __device__ __forceinline__ void dec_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
     fragments(kDecFragments, hi, lo);
@@ -864,31 +881,11 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                         const uint32_t* lo = &s_t16[p][0][col * kColWords];
                         const uint32_t* hi = &s_t16[p][1][col * kColWords];
                         const uint32_t l0 = lo[q], l1 = lo[4 + q], h0 = hi[q], h1 = hi[4 + q];
-                        int a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-                        mma_u8(a0, tl, l0, l1);
-                        mma_u8(a1, th, l0, l1);
-                        mma_u8(a1, tl, h0, h1);
-                        mma_u8(a2, th, h0, h1);
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) {
-                            v[p][e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) +
-                                       ((uint32_t)a2[e] << 16) + rnd_mu) >>
-                                      sh_mu;
-                        }
+                        filter_planes(th, tl, l0, l1, h0, h1, rnd_mu, sh_mu, v[p]);
                         if constexpr (kDecimate) {
-                            // The same, with the decimation's taps (sums below 2^28).
-                            int d0[4] = {0, 0, 0, 0}, d1[4] = {0, 0, 0, 0}, d2[4] = {0, 0, 0, 0};
-                            mma_u8(d0, dl, l0, l1);
-                            mma_u8(d1, dh, l0, l1);
-                            mma_u8(d1, dl, h0, h1);
-                            mma_u8(d2, dh, h0, h1);
+                            // The same, with the decimation's taps.
                             uint32_t conv[2];
-#pragma unroll
-                            for (int e = 0; e < 2; ++e) {
-                                conv[e] = ((uint32_t)d0[e] + ((uint32_t)d1[e] << 8) +
-                                           ((uint32_t)d2[e] << 16) + rnd_dec) >>
-                                          sh_dec;
-                            }
+                            filter_planes(dh, dl, l0, l1, h0, h1, rnd_dec, sh_dec, conv);
                             store_conv(s_conv[p], g, 8 * (nb0 + k) + 2 * q, conv);
                         }
                     }
