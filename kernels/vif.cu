@@ -155,58 +155,93 @@ struct Sums {
     int den_non_log;
 };
 
-// libvmaf's log2_table[i] (i in [2^15, 2^16)) as its chord, 28672 + i / 16 (from 30720 at 2^15 to
-// 32768 at 2^16), plus a byte of the host's table of deltas (features::vif::log2_deltas; log2
-// lies above its chord, by at most 177 here): one byte load from 32 KiB, and three
-// instructions around it.
-__device__ __forceinline__ int log2_entry(const uint8_t* __restrict__ deltas, uint32_t i) {
-    return (int)(28672u + (i >> 4) + __ldg(&deltas[i - 32768u]));
+// libvmaf's log2_table[i] (i in [2^15, 2^16)) is its chord, 28672 + i / 16 (from 30720 at 2^15
+// to 32768 at 2^16), plus a byte of the host's table of deltas (features::vif::log2_deltas; log2
+// lies above its chord, by at most 177 here): one byte load from 32 KiB. libvmaf's log2_32 and
+// log2_64 of v >= 2^17 read the entry of v's top 16 bits, i = v >> k, and add 2048 k.
+__device__ __forceinline__ uint32_t top16(uint32_t v, int& k) {
+    k = 16 - __clz(v);
+    return v >> k;
+}
+__device__ __forceinline__ uint32_t top16(uint64_t v, int& k) {
+    k = 48 - __clzll(v);
+    return (uint32_t)(v >> k);
+}
+__device__ __forceinline__ int chord(uint32_t i) { return (int)(28672u + (i >> 4)); }
+__device__ __forceinline__ int delta_byte(const uint8_t* __restrict__ deltas, uint32_t i) {
+    return __ldg(&deltas[i - 32768u]);
 }
 
-// libvmaf's log2_32: Q11 log2 of v >= 2^17 from its top 16 bits.
-__device__ __forceinline__ int log2_32(const uint8_t* __restrict__ deltas, uint32_t v) {
-    const int k = 16 - __clz(v);
-    return log2_entry(deltas, v >> k) + 2048 * k;
-}
-
-// libvmaf's log2_64, for v >= 2^17.
-__device__ __forceinline__ int log2_64(const uint8_t* __restrict__ deltas, uint64_t v) {
-    const int k = 48 - __clzll(v);
-    return log2_entry(deltas, (uint32_t)(v >> k)) + 2048 * k;
-}
-
-// The per-pixel statistic (libvmaf's vif_statistic body) on the filtered moments.
-__device__ __forceinline__ void statistic(uint32_t mu1, uint32_t mu2, uint32_t xx, uint32_t yy,
-                                          uint32_t xy, double gain_limit,
-                                          const uint8_t* __restrict__ table, Sums& acc) {
-    const uint64_t m1 = mu1, m2 = mu2;
-    const uint32_t mu1_sq = (uint32_t)((m1 * m1 + 0x80000000ull) >> 32);
-    const uint32_t mu2_sq = (uint32_t)((m2 * m2 + 0x80000000ull) >> 32);
-    const uint32_t mu1_mu2 = (uint32_t)((m1 * m2 + 0x80000000ull) >> 32);
-    const int32_t s1 = (int32_t)(xx - mu1_sq);
-    const int32_t s2 = max((int32_t)(yy - mu2_sq), 0);
-    const int32_t s12 = (int32_t)(xy - mu1_mu2);
-    if (s1 >= kSigmaNsq) {
-        // s1 < 2^31: the sum fits uint32 (libvmaf adds in int32 and reads it as uint32).
-        const uint32_t den = (uint32_t)s1 + (uint32_t)kSigmaNsq;
-        acc.den_log += log2_32(table, den) - 2048 * 17;
-        if (s12 > 0 && s2 > 0) {
-            double g = __ddiv_rn((double)s12, __dadd_rn((double)s1, kEps));
+// The per-pixel statistic (libvmaf's vif_statistic body) on the filtered moments of kP pixels
+// (valid[e]: pixel e lies in the picture), added into acc. The arithmetic of each pixel is
+// libvmaf's, operation for operation; the order is not: the table bytes of every log2 are loaded
+// as soon as their index is known and added at the end (integer sums, exact in any order), so
+// that their loads overlap the other pixels' work instead of stalling each pixel's chain:
+//   1. every pixel: sigmas, the non-log sums, the denominator's log2 (index part now, byte later;
+//      pixels without it load the entry of 2^17, a valid index, and add nothing);
+//   2. every pixel with a numerator term: the gain and the two log2 indices, their bytes loaded;
+//   3. the loaded bytes.
+template <int kP>
+__device__ __forceinline__ void statistics(const uint32_t (&mu1)[kP], const uint32_t (&mu2)[kP],
+                                           const uint32_t (&xx)[kP], const uint32_t (&yy)[kP],
+                                           const uint32_t (&xy)[kP], const bool (&valid)[kP],
+                                           double gain_limit, const uint8_t* __restrict__ table,
+                                           Sums& acc) {
+    int32_t s1[kP], s2[kP], s12[kP];
+    bool lg[kP];
+    int den_byte[kP], num_byte[kP], sub_byte[kP];
+#pragma unroll
+    for (int e = 0; e < kP; ++e) {
+        const uint64_t m1 = mu1[e], m2 = mu2[e];
+        const uint32_t mu1_sq = (uint32_t)((m1 * m1 + 0x80000000ull) >> 32);
+        const uint32_t mu2_sq = (uint32_t)((m2 * m2 + 0x80000000ull) >> 32);
+        const uint32_t mu1_mu2 = (uint32_t)((m1 * m2 + 0x80000000ull) >> 32);
+        s1[e] = (int32_t)(xx[e] - mu1_sq);
+        s2[e] = max((int32_t)(yy[e] - mu2_sq), 0);
+        s12[e] = (int32_t)(xy[e] - mu1_mu2);
+        lg[e] = valid[e] && s1[e] >= kSigmaNsq;
+        if (valid[e] && !lg[e]) {
+            acc.num_non_log += s2[e];
+            acc.den_non_log += 1;
+        }
+        // log2_32(s1 + sigma_nsq) - 2048 * 17 (s1 < 2^31: the sum fits uint32, as libvmaf reads
+        // its int32 sum).
+        const uint32_t den = lg[e] ? (uint32_t)s1[e] + (uint32_t)kSigmaNsq : (uint32_t)kSigmaNsq;
+        int k;
+        const uint32_t i = top16(den, k);
+        den_byte[e] = delta_byte(table, i);
+        if (lg[e]) {
+            acc.den_log += chord(i) + 2048 * (k - 17);
+        }
+        num_byte[e] = sub_byte[e] = 0;
+    }
+#pragma unroll
+    for (int e = 0; e < kP; ++e) {
+        if (lg[e] && s12[e] > 0 && s2[e] > 0) {
+            double g = __ddiv_rn((double)s12[e], __dadd_rn((double)s1[e], kEps));
             // Truncation toward zero; values far below zero saturate, and clamp to 0 next
             // (x86 gives INT_MIN: same result).
-            int32_t sv_sq = __double2int_rz(__dsub_rn((double)s2, __dmul_rn(g, (double)s12)));
+            int32_t sv_sq = __double2int_rz(__dsub_rn((double)s2[e], __dmul_rn(g, (double)s12[e])));
             sv_sq = max(sv_sq, 0);
             g = g < gain_limit ? g : gain_limit;
             const uint32_t numer1 = (uint32_t)sv_sq + (uint32_t)kSigmaNsq;
             // g <= 100 and s1 < 2^31: the product is below 2^45, exact and non-negative.
-            const long long gain_term = __double2ll_rz(__dmul_rn(__dmul_rn(g, g), (double)s1));
+            const long long gain_term =
+                __double2ll_rz(__dmul_rn(__dmul_rn(g, g), (double)s1[e]));
             const uint64_t numer1_tmp = (uint64_t)gain_term + numer1;
-            // (numer1 < 2^32: log2_32 reads the same entry as libvmaf's log2_64.)
-            acc.num_log += log2_64(table, numer1_tmp) - log2_32(table, numer1);
+            // log2_64(numer1_tmp) - log2_32(numer1) (numer1 < 2^32: log2_32 reads the same entry
+            // as libvmaf's log2_64); the chords' constants cancel.
+            int k1, k2;
+            const uint32_t i1 = top16(numer1_tmp, k1), i2 = top16(numer1, k2);
+            num_byte[e] = delta_byte(table, i1);
+            sub_byte[e] = delta_byte(table, i2);
+            acc.num_log += chord(i1) - chord(i2) + 2048 * (k1 - k2);
         }
-    } else {
-        acc.num_non_log += s2;
-        acc.den_non_log += 1;
+    }
+#pragma unroll
+    for (int e = 0; e < kP; ++e) {
+        acc.den_log += lg[e] ? den_byte[e] : 0;
+        acc.num_log += num_byte[e] - sub_byte[e];
     }
 }
 
@@ -1113,14 +1148,12 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         horizontal_mma<4>(&s_xx[rg][cb], q, th, tl, xx);
         horizontal_mma<4>(&s_yy[rg][cb], q, th, tl, yy);
         horizontal_mma<4>(&s_xy[rg][cb], q, th, tl, xy);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int r = tile_row(2 * q + (e & 1));
-            const int c = cb + g + 8 * (e >> 1);
-            if (y0 + r < h && x0 + c < w) {
-                statistic(mu1[e], mu2[e], xx[e], yy[e], xy[e], gain_limit, table, acc);
-            }
-        }
+        // Value e: tile row tile_row(2 q + e % 2), column cb + g + 8 (e / 2).
+        const bool row_in[2] = {tile_row(2 * q) < h - y0, tile_row(2 * q + 1) < h - y0};
+        const bool col_in[2] = {cb + g < w - x0, cb + g + 8 < w - x0};
+        const bool valid[4] = {row_in[0] && col_in[0], row_in[1] && col_in[0],
+                               row_in[0] && col_in[1], row_in[1] && col_in[1]};
+        statistics(mu1, mu2, xx, yy, xy, valid, gain_limit, table, acc);
     } else {
         // P adjacent pixels per thread.
         const int r = tid / (kTileW / P);
@@ -1131,14 +1164,12 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         filter_sq<S, P>(&s_xx[r][c0], xx);
         filter_sq<S, P>(&s_yy[r][c0], yy);
         filter_sq<S, P>(&s_xy[r][c0], xy);
-        if (y0 + r < h) {
+        bool valid[P];
 #pragma unroll
-            for (int j = 0; j < P; ++j) {
-                if (x0 + c0 + j < w) {
-                    statistic(mu1[j], mu2[j], xx[j], yy[j], xy[j], gain_limit, table, acc);
-                }
-            }
+        for (int j = 0; j < P; ++j) {
+            valid[j] = y0 + r < h && x0 + c0 + j < w;
         }
+        statistics(mu1, mu2, xx, yy, xy, valid, gain_limit, table, acc);
     }
 
     // 4b. Decimation, horizontal at even columns; one output sample per thread and picture
