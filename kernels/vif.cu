@@ -826,27 +826,33 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                             (((uintptr_t)ref | (uintptr_t)dis | (uintptr_t)ref_pitch |
                               (uintptr_t)dis_pitch) &
                              (kVecBytes - 1)) == 0;
-        for (int i = tid; i < kInH * kQuads; i += kBlock) {
+        // A thread's items (at most kIters): every load first, then the stores, so that the
+        // items' loads are in flight together.
+        constexpr int kItems = kInH * kQuads, kIters = (kItems + kBlock - 1) / kBlock;
+        uint2 qr[kIters], qd[kIters];
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+            const int i = tid + it * kBlock;
+            if (kItems % kBlock != 0 && i >= kItems) break;
             const int r = i / kQuads;
             const int c = 4 * (i - r * kQuads);
             const int y = mirror(y0 - kHalf + r, h);
             const int xs = x0 - kHalf + c;
             const uint8_t* ref_row = ref + (size_t)y * ref_pitch;
             const uint8_t* dis_row = dis + (size_t)y * dis_pitch;
-            uint2 qr, qd;
             if (vec_ok && xs >= 0 && xs + 4 <= w) {
                 if constexpr (sizeof(In) == 1) {
                     const uint32_t a = *reinterpret_cast<const uint32_t*>(ref_row + xs);
                     const uint32_t b = *reinterpret_cast<const uint32_t*>(dis_row + xs);
-                    qr = make_uint2(__byte_perm(a, 0, 0x4140), __byte_perm(a, 0, 0x4342));
-                    qd = make_uint2(__byte_perm(b, 0, 0x4140), __byte_perm(b, 0, 0x4342));
+                    qr[it] = make_uint2(__byte_perm(a, 0, 0x4140), __byte_perm(a, 0, 0x4342));
+                    qd[it] = make_uint2(__byte_perm(b, 0, 0x4140), __byte_perm(b, 0, 0x4342));
                 } else {
-                    qr = *reinterpret_cast<const uint2*>(ref_row + 2 * (size_t)xs);
-                    qd = *reinterpret_cast<const uint2*>(dis_row + 2 * (size_t)xs);
-                    qr.x = (qr.x >> ref_shift) & ref_mask;
-                    qr.y = (qr.y >> ref_shift) & ref_mask;
-                    qd.x = (qd.x >> dis_shift) & dis_mask;
-                    qd.y = (qd.y >> dis_shift) & dis_mask;
+                    qr[it] = *reinterpret_cast<const uint2*>(ref_row + 2 * (size_t)xs);
+                    qd[it] = *reinterpret_cast<const uint2*>(dis_row + 2 * (size_t)xs);
+                    qr[it].x = (qr[it].x >> ref_shift) & ref_mask;
+                    qr[it].y = (qr[it].y >> ref_shift) & ref_mask;
+                    qd[it].x = (qd[it].x >> dis_shift) & dis_mask;
+                    qd[it].y = (qd[it].y >> dis_shift) & dis_mask;
                 }
             } else {
                 uint32_t vr[4], vd[4];
@@ -860,11 +866,18 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                         vd[j] >>= dis_shift;
                     }
                 }
-                qr = make_uint2(vr[0] | (vr[1] << 16), vr[2] | (vr[3] << 16));
-                qd = make_uint2(vd[0] | (vd[1] << 16), vd[2] | (vd[3] << 16));
+                qr[it] = make_uint2(vr[0] | (vr[1] << 16), vr[2] | (vr[3] << 16));
+                qd[it] = make_uint2(vd[0] | (vd[1] << 16), vd[2] | (vd[3] << 16));
             }
-            *reinterpret_cast<uint2*>(&s_ref[r][c]) = qr;
-            *reinterpret_cast<uint2*>(&s_dis[r][c]) = qd;
+        }
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+            const int i = tid + it * kBlock;
+            if (kItems % kBlock != 0 && i >= kItems) break;
+            const int r = i / kQuads;
+            const int c = 4 * (i - r * kQuads);
+            *reinterpret_cast<uint2*>(&s_ref[r][c]) = qr[it];
+            *reinterpret_cast<uint2*>(&s_dis[r][c]) = qd[it];
         }
     }
     __syncthreads();
