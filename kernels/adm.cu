@@ -334,6 +334,9 @@ __device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int 
     constexpr int kUnits = 2 * kTy * kChunks;
     constexpr int kIters = (kUnits + kThreads - 1) / kThreads;
     if (!tile_vec_ok<Vec>(a, x0, r0)) return false;
+    // Every load of the thread's units first (read-only path: the pictures do not change while
+    // the kernel runs), so that they are in flight together.
+    Vec w[kIters][4];
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
         const int idx = tid + it * kThreads;
@@ -344,15 +347,22 @@ __device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int 
             const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
             const unsigned long long at = base + (unsigned long long)(r0 + 2 * r) * pitch +
                                           (unsigned long long)(2 * x0 - 4 + 4 * ch) * sizeof(In);
-            Vec w[4];
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                w[k] = *reinterpret_cast<const Vec*>(at + (unsigned long long)k * pitch);
+                w[it][k] = __ldg(reinterpret_cast<const Vec*>(at + (unsigned long long)k * pitch));
             }
+        }
+    }
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+        const int idx = tid + it * kThreads;
+        if (idx < kUnits) {
+            const int row = idx / kChunks, ch = idx % kChunks;
+            const int pic = row / kTy, r = row % kTy;
             int e[4][4];  // [input row][column]
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                VecOf<In>::unpack(w[k], e[k]);
+                VecOf<In>::unpack(w[it][k], e[k]);
 #pragma unroll
                 for (int q = 0; q < 4; ++q) e[k][q] = Stored<In>::value(a, pic, e[k][q]);
             }
@@ -369,6 +379,18 @@ __device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int 
         }
     }
     return true;
+}
+
+// An input sample of the scalar path: at scale 0 a picture's, through the read-only path (the
+// pictures do not change while the kernel runs: a global load, which the compiler may issue
+// ahead of the shared-memory stores before it); above, a band the previous level wrote, as is.
+template <bool S0, typename In>
+__device__ __forceinline__ In sample(const In* p) {
+    if constexpr (S0) {
+        return __ldg(p);
+    } else {
+        return *p;
+    }
 }
 
 template <typename In, typename Out, bool S0>
@@ -395,17 +417,25 @@ __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
         bool loaded = false;
         if constexpr (!S0) loaded = load_tile_vec<In>(a, x0, r0, tid, s_in);
         if (!loaded) {
+            // A thread's samples (rows threadIdx.y + kTy i, columns threadIdx.x + kTx j) all
+            // loaded before any is stored, so that the loads are in flight together.
+            constexpr int kRowIters = (2 * kRows + kTy - 1) / kTy;
+            constexpr int kColIters = (kCols + kTx - 1) / kTx;
+            int v[kRowIters][kColIters];
 #pragma unroll
-            for (int k = threadIdx.y; k < 2 * kRows; k += kTy) {
+            for (int i = 0; i < kRowIters; ++i) {
+                const int k = threadIdx.y + kTy * i;
+                if (k >= 2 * kRows) break;
                 const int pic = k / kRows, r = k % kRows;
+                const unsigned long long base = pic == 0 ? a.ref : a.dis;
+                const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
                 if (interior) {
-                    const unsigned long long base = pic == 0 ? a.ref : a.dis;
-                    const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
                     const In* row =
                         reinterpret_cast<const In*>(base + (unsigned long long)(r0 + r) * pitch);
 #pragma unroll
-                    for (int c = threadIdx.x; c < kCols; c += kTx) {
-                        s_in[pic][r][c] = Stored<In>::value(a, pic, (int)row[c0 + c]);
+                    for (int j = 0; j < kColIters; ++j) {
+                        const int c = threadIdx.x + kTx * j;
+                        if (c < kCols) v[i][j] = (int)sample<S0>(&row[c0 + c]);
                     }
                 } else {
                     // input<In>() per sample, its row part once per row: the mirrored row (or
@@ -413,18 +443,30 @@ __device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
                     // columns, no column mirroring.
                     const int ri = r0 + r;
                     const bool oob = ri < 0 && a.oob_rows;
-                    const unsigned long long base = pic == 0 ? a.ref : a.dis;
-                    const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
                     const In* row = reinterpret_cast<const In*>(
                         base + (unsigned long long)mirror(ri, a.h_in) * pitch);
                     const bool inner_x = c0 >= 0 && c0 + kCols <= a.w_in;
 #pragma unroll
-                    for (int c = threadIdx.x; c < kCols; c += kTx) {
-                        const int mc = inner_x ? c0 + c : mirror(c0 + c, a.w_in);
-                        s_in[pic][r][c] =
-                            oob ? (pic == 0 ? reinterpret_cast<const int*>(a.oob_ref)[mc] : 0)
-                                : Stored<In>::value(a, pic, (int)row[mc]);
+                    for (int j = 0; j < kColIters; ++j) {
+                        const int c = threadIdx.x + kTx * j;
+                        if (c < kCols) {
+                            const int mc = inner_x ? c0 + c : mirror(c0 + c, a.w_in);
+                            v[i][j] = oob ? (pic == 0 ? reinterpret_cast<const int*>(a.oob_ref)[mc]
+                                                      : 0)
+                                          : (int)sample<S0>(&row[mc]);
+                        }
                     }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kRowIters; ++i) {
+                const int k = threadIdx.y + kTy * i;
+                if (k >= 2 * kRows) break;
+                const int pic = k / kRows, r = k % kRows;
+#pragma unroll
+                for (int j = 0; j < kColIters; ++j) {
+                    const int c = threadIdx.x + kTx * j;
+                    if (c < kCols) s_in[pic][r][c] = Stored<In>::value(a, pic, v[i][j]);
                 }
             }
         }

@@ -178,19 +178,31 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
         // Tiles away from the edges with aligned planes: every apron row as 18 aligned words
         // of 4 samples from x0 - 4 (no mirroring), all of a thread's loads issued together;
         // the tile's own columns are words 1..16, stored whole.
+        // (All of a thread's loads first, then its stores: the loads are in flight together.)
         using W = typename Quad<T>::W;
+        constexpr int kItems = kApronH * kWords, kIters = (kItems + kThreads - 1) / kThreads;
+        W cw[kIters], pw[kIters];
 #pragma unroll
-        for (int it = 0; it < (kApronH * kWords + kThreads - 1) / kThreads; ++it) {
+        for (int it = 0; it < kIters; ++it) {
             const int idx = tid + it * kThreads;
-            if (idx < kApronH * kWords) {
+            if (idx < kItems) {
+                const int ay = idx / kWords, wi = idx % kWords;
+                const int at = (x0 - 4 + 4 * wi) * (int)sizeof(T);  // bytes
+                const int y = y0 + ay - 2;
+                cw[it] = *reinterpret_cast<const W*>(cur + (size_t)y * cur_pitch + at);
+                pw[it] = compute ? *reinterpret_cast<const W*>(prev + (size_t)y * prev_pitch + at)
+                                 : W{};
+            }
+        }
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+            const int idx = tid + it * kThreads;
+            if (idx < kItems) {
                 const int ay = idx / kWords, wi = idx % kWords;
                 const int y = y0 + ay - 2, xb = x0 - 4 + 4 * wi;
                 const int at = xb * (int)sizeof(T);  // bytes
-                const W c = quad_shift(
-                    *reinterpret_cast<const W*>(cur + (size_t)y * cur_pitch + at), shift);
-                const W p =
-                    compute ? *reinterpret_cast<const W*>(prev + (size_t)y * prev_pitch + at)
-                            : W{};
+                const W c = quad_shift(cw[it], shift);
+                const W p = pw[it];
                 if (ay >= 2 && ay < kTileH + 2 && wi >= 1 && wi <= kTileW / 4) {
                     *reinterpret_cast<W*>(store + (size_t)y * store_pitch + at) = c;
                 }
