@@ -176,9 +176,9 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
     if (words_fit<T>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, x0, y0, width,
                      height)) {
         // Tiles away from the edges with aligned planes: every apron row as 18 aligned words
-        // of 4 samples from x0 - 4 (no mirroring), all of a thread's loads issued together;
-        // the tile's own columns are words 1..16, stored whole.
-        // (All of a thread's loads first, then its stores: the loads are in flight together.)
+        // of 4 samples from x0 - 4 (no mirroring), all of a thread's loads issued before any of
+        // its stores, so that they are in flight together; the tile's own columns are words
+        // 1..16, stored whole.
         using W = typename Quad<T>::W;
         constexpr int kItems = kApronH * kWords, kIters = (kItems + kThreads - 1) / kThreads;
         W cw[kIters], pw[kIters];
