@@ -4,7 +4,9 @@
 # the median of RUNS taken, whole process each time, each run after reading its files into the
 # page cache (untimed). Prints size x bit depth x threads: our fps,
 # libvmaf's fps, the ratio and both pooled VMAF scores; under each deeper row, our fps on that
-# size's 8-bit files timed in the same alternation, and how far behind it the deeper run is.
+# size's 8-bit files timed in the same alternation, how far behind it the deeper run is (of the
+# medians), and the same alternation by alternation (each deeper run against the 8-bit run a
+# few seconds after it: median and range; on a VM whose pace drifts, the steadier figure).
 #
 #   scripts/cpu-vs-libvmaf.sh            # 576x324, 1080p, 4K 8-bit and 1080p 10-bit; 1 and all threads
 #   FRAMES=24 RUNS=3 SIZES="1920x1080:8" THREADS="1 2" scripts/cpu-vs-libvmaf.sh
@@ -106,9 +108,16 @@ print(a, b)")
       printf "%-10s %4s %7s %10.1f %12.1f %6.2fx %12.6f %12.6f\n", s, bpc, t, fo, fl, fo / fl, ov, lv }'
     if [[ $bpc != 8 ]]; then
       o8=$(printf '%s\n' "${ours8_t[@]}" | median)
-      awk -v bpc="$bpc" -v n="$n" -v o="$o" -v o8="$o8" 'BEGIN {
+      # Also per alternation: the deeper run against the 8-bit run a few seconds after it (the
+      # machine's pace drifts between alternations more than within one), their median and range.
+      pairs=$(for i in "${!ours_t[@]}"; do
+        awk -v o="${ours_t[$i]}" -v o8="${ours8_t[$i]}" 'BEGIN { printf "%.4f\n", 100 * (1 - o8 / o) }'
+      done | sort -n | tr '\n' ' ')
+      awk -v bpc="$bpc" -v n="$n" -v o="$o" -v o8="$o8" -v pairs="$pairs" 'BEGIN {
         f = n / (o / 1e9); f8 = n / (o8 / 1e9)
-        printf "%22s ours %s-bit vs ours 8-bit in the same alternation: %.1f / %.1f fps, %.1f%% behind\n", "", bpc, f, f8, 100 * (1 - f / f8) }'
+        k = split(pairs, p, " ")
+        printf "%22s ours %s-bit vs ours 8-bit in the same alternation: %.1f / %.1f fps, %.1f%% behind;", "", bpc, f, f8, 100 * (1 - f / f8)
+        printf " alternation by alternation %.1f%% (median of %d, %.1f..%.1f%%)\n", p[int((k + 1) / 2)], k, p[1], p[k] }'
     fi
   done
 done
