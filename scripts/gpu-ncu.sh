@@ -18,6 +18,16 @@
 # prints one row per kernel: launches seen, median time, warp instructions, issue-slot use,
 # occupancy, registers, shared memory and the two largest stall reasons. `scripts/gpu-ncu.sh
 # kernels-table DIR` prints it again from DIR/ncu_kernels.csv.
+#
+#   scripts/gpu-ncu.sh lines KERNEL         # (GPU machine) per-instruction counts of one launch
+#   scripts/gpu-ncu.sh lines-table KERNEL DIR   # (here) the same by source line
+#
+# `lines` profiles one launch of KERNEL (after NCU_SKIP, default 20) with ncu's SourceCounters
+# section and writes $out/lines_KERNEL.csv: every SASS instruction with its executed count and
+# warp-stall samples. `lines-table` (on the developer machine, where the pinned nvcc is)
+# compiles the kernel's source with -lineinfo for NCU_ARCH (default sm_90, the H100), whose SASS
+# is the image's, and prints the source lines with the most instructions and stall samples, then
+# the opcode mix (how BENCHMARKS.md's stall analyses of 2026-11-28 were made).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,6 +105,57 @@ if [[ ${1:-} == kernels-table ]]; then
   exit
 fi
 
+if [[ ${1:-} == lines-table ]]; then
+  name=$2 dir=$3
+  src=$(grep -l "void.*\b${name}(" kernels/*.cu | head -1)
+  [[ -n $src ]] || { echo "no kernel named $name in kernels/*.cu" >&2; exit 1; }
+  cu13=${CARGO_TARGET_DIR:-target}/cuda-toolchain/lib/python3.11/site-packages/nvidia/cu13/bin
+  [[ -x $cu13/nvcc ]] || { echo "no pinned nvcc: run scripts/build-kernels.sh first" >&2; exit 1; }
+  sass=$(mktemp)
+  "$cu13/nvcc" -cubin -arch="${NCU_ARCH:-sm_90}" -O3 -std=c++17 -Xptxas=-O3 -lineinfo -o "$sass.cubin" "$src"
+  "$cu13/nvdisasm" -g -c "$sass.cubin" >"$sass"
+  python3 - "$sass" "$name" "$dir/lines_$name.csv" "$src" <<'PY'
+import collections, csv, re, sys
+sass, kern, csv_path, src = sys.argv[1:5]
+mine, cur, line = [], None, None
+for l in open(sass):
+    m = re.search(r"\.section\s+\.text\.(\w+)", l)
+    if m:
+        cur = m.group(1)
+    # (lines of CUDA's headers count for the kernel source's line that called them)
+    m = re.search(r'## File "(.*?)", line (\d+)', l)
+    if m and m.group(1).endswith("/" + src.split("/")[-1]):
+        line = int(m.group(2))
+    m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(\S.*?);", l)
+    if m and cur == kern:
+        mine.append((line, m.group(1)))
+rows = list(csv.reader(open(csv_path)))
+head = next(i for i, r in enumerate(rows) if "Instructions Executed" in r)
+names = rows[head]
+ie, ss = names.index("Instructions Executed"), names.index("Warp Stall Sampling (All Samples)")
+dev = [r for r in rows[head + 1:] if r and r[0].startswith("0x")]
+if len(dev) != len(mine):
+    sys.exit(f"{len(dev)} instructions profiled, {len(mine)} in this build: not the image's SASS")
+num = lambda v: int(v.replace(",", "") or 0)
+per, smp, ops = collections.Counter(), collections.Counter(), collections.Counter()
+for r, (ln, ins) in zip(dev, mine):
+    per[ln] += num(r[ie])
+    smp[ln] += num(r[ss])
+    t = ins.split()
+    ops[(t[1] if t[0].startswith("@") else t[0]).split(".")[0]] += num(r[ie])
+tot, stot = sum(per.values()), max(sum(smp.values()), 1)
+text = open(src).read().split("\n")
+print(f"{kern}: {tot / 1e6:.2f} M warp instructions, {stot} stall samples")
+print(f"{'line':>5s} {'instr':>7s} {'share':>6s} {'stalls':>7s}  source")
+for ln in sorted(set(per) | set(smp), key=lambda k: -(per[k] / tot + smp[k] / stot))[:40]:
+    code = text[ln - 1].strip()[:80] if ln else ""
+    print(f"{ln or 0:5d} {per[ln] / 1e6:6.3f}M {100 * per[ln] / tot:5.1f}% {100 * smp[ln] / stot:6.1f}%  {code}")
+print(" ".join(f"{o}:{n / 1e6:.2f}M" for o, n in ops.most_common(20)))
+PY
+  rm -f "$sass" "$sass.cubin"
+  exit
+fi
+
 if [[ ${1:-} == table ]]; then
   shift
   dir=$1
@@ -117,6 +178,18 @@ profile() {
     .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
     --stage-frames 0 --runs 1 >"$out/ncu_$name.csv" 2>"$out/ncu_$name.err"
 }
+if [[ ${1:-} == lines ]]; then
+  name=$2
+  echo "== $name: $size $bpc-bit, SourceCounters of launch ${NCU_SKIP:-20}" >&2
+  env VMAFCUDA_CUDA_GRAPHS=0 timeout 300 "$ncu" --kernel-name "$name" --launch-skip "${NCU_SKIP:-20}" \
+    --launch-count 1 --section SourceCounters -f -o "$out/lines_$name" \
+    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
+    --stage-frames 0 --runs 1 >"$out/lines_$name.log" 2>&1
+  "$ncu" -i "$out/lines_$name.ncu-rep" --page source --print-source sass --csv >"$out/lines_$name.csv"
+  rm -f "$out/lines_$name.ncu-rep"
+  echo "$out/lines_$name.csv: $(wc -l <"$out/lines_$name.csv") rows (scripts/gpu-ncu.sh lines-table $name DIR, here)" >&2
+  exit
+fi
 if [[ ${1:-} == kernels ]]; then
   echo "== every kernel: $size $bpc-bit, launches ${NCU_SKIP:-300}.. (+${NCU_COUNT:-60})" >&2
   profile kernels regex:. "${NCU_SKIP:-300}" "${NCU_COUNT:-60}" 500
