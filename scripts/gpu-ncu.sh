@@ -112,6 +112,7 @@ if [[ ${1:-} == lines-table ]]; then
   cu13=${CARGO_TARGET_DIR:-target}/cuda-toolchain/lib/python3.11/site-packages/nvidia/cu13/bin
   [[ -x $cu13/nvcc ]] || { echo "no pinned nvcc: run scripts/build-kernels.sh first" >&2; exit 1; }
   sass=$(mktemp)
+  trap 'rm -f "$sass" "$sass.cubin"' EXIT
   "$cu13/nvcc" -cubin -arch="${NCU_ARCH:-sm_90}" -O3 -std=c++17 -Xptxas=-O3 -lineinfo -o "$sass.cubin" "$src"
   "$cu13/nvdisasm" -g -c "$sass.cubin" >"$sass"
   python3 - "$sass" "$name" "$dir/lines_$name.csv" "$src" <<'PY'
@@ -152,7 +153,6 @@ for ln in sorted(set(per) | set(smp), key=lambda k: -(per[k] / tot + smp[k] / st
     print(f"{ln or 0:5d} {per[ln] / 1e6:6.3f}M {100 * per[ln] / tot:5.1f}% {100 * smp[ln] / stot:6.1f}%  {code}")
 print(" ".join(f"{o}:{n / 1e6:.2f}M" for o, n in ops.most_common(20)))
 PY
-  rm -f "$sass" "$sass.cubin"
   exit
 fi
 
@@ -168,23 +168,25 @@ ncu=/usr/local/cuda/bin/ncu
 [[ -x $ncu ]] || ncu=$(command -v ncu) || { echo "no ncu on this machine" >&2; exit 1; }
 [[ -x .gpu/bin.vmafcuda ]] || { echo ".gpu/bin.vmafcuda missing: run 'scripts/gpu-check.sh build' and carry it" >&2; exit 1; }
 mkdir -p "$out"
-# ncu over `vmafcuda bench` on device frames, graphs off: profile NAME KERNEL SKIP COUNT
-# SECONDS [VAR=VALUE ...] writes $out/ncu_NAME.csv (and .err).
+# What every mode profiles: `vmafcuda bench` on device frames (run with graphs off, so every
+# kernel is its own launch).
+bench=(.gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1
+  --stage-frames 0 --runs 1)
+# ncu over the bench: profile NAME KERNEL SKIP COUNT SECONDS [VAR=VALUE ...] writes
+# $out/ncu_NAME.csv (and .err).
 profile() {
   local name=$1 kern=$2 from=$3 launches=$4 limit=$5
   shift 5
   env "$@" VMAFCUDA_CUDA_GRAPHS=0 timeout "$limit" "$ncu" --kernel-name "$kern" --launch-skip "$from" \
     --launch-count "$launches" --metrics "$metrics" --csv --page raw \
-    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
-    --stage-frames 0 --runs 1 >"$out/ncu_$name.csv" 2>"$out/ncu_$name.err"
+    "${bench[@]}" >"$out/ncu_$name.csv" 2>"$out/ncu_$name.err"
 }
 if [[ ${1:-} == lines ]]; then
   name=$2
   echo "== $name: $size $bpc-bit, SourceCounters of launch ${NCU_SKIP:-20}" >&2
   env VMAFCUDA_CUDA_GRAPHS=0 timeout 300 "$ncu" --kernel-name "$name" --launch-skip "${NCU_SKIP:-20}" \
     --launch-count 1 --section SourceCounters -f -o "$out/lines_$name" \
-    .gpu/bin.vmafcuda bench --backend cuda --bpc "$bpc" --size "$size" --frames 60 --cpu-frames 1 \
-    --stage-frames 0 --runs 1 >"$out/lines_$name.log" 2>&1
+    "${bench[@]}" >"$out/lines_$name.log" 2>&1
   "$ncu" -i "$out/lines_$name.ncu-rep" --page source --print-source sass --csv >"$out/lines_$name.csv"
   rm -f "$out/lines_$name.ncu-rep"
   echo "$out/lines_$name.csv: $(wc -l <"$out/lines_$name.csv") rows (scripts/gpu-ncu.sh lines-table $name DIR, here)" >&2
