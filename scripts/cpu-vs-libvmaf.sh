@@ -112,12 +112,13 @@ print(a, b)")
       # machine's pace drifts between alternations more than within one), their median and range.
       pairs=$(for i in "${!ours_t[@]}"; do
         awk -v o="${ours_t[$i]}" -v o8="${ours8_t[$i]}" 'BEGIN { printf "%.4f\n", 100 * (1 - o8 / o) }'
-      done | sort -n | tr '\n' ' ')
-      awk -v bpc="$bpc" -v n="$n" -v o="$o" -v o8="$o8" -v pairs="$pairs" 'BEGIN {
+      done | sort -n)
+      pm=$(median <<<"$pairs")
+      awk -v bpc="$bpc" -v n="$n" -v o="$o" -v o8="$o8" -v pm="$pm" -v k="${#ours_t[@]}" \
+        -v lo="$(head -1 <<<"$pairs")" -v hi="$(tail -1 <<<"$pairs")" 'BEGIN {
         f = n / (o / 1e9); f8 = n / (o8 / 1e9)
-        k = split(pairs, p, " ")
         printf "%22s ours %s-bit vs ours 8-bit in the same alternation: %.1f / %.1f fps, %.1f%% behind;", "", bpc, f, f8, 100 * (1 - f / f8)
-        printf " alternation by alternation %.1f%% (median of %d, %.1f..%.1f%%)\n", p[int((k + 1) / 2)], k, p[1], p[k] }'
+        printf " alternation by alternation %.1f%% (median of %d, %.1f..%.1f%%)\n", pm, k, lo, hi }'
     fi
   done
 done
