@@ -903,53 +903,92 @@ macro_rules! avx512_filter_kernels {
             };
             if NARROW {
                 // Samples below 2^15 are non-negative i16, so `pmaddwd` of a row pair with
-                // itself gives `xt² + xb²` (below 2^31) in one instruction; that sum's 16-bit
-                // halves are then multiplied by the tap, the low half biased (its accumulator
-                // starts at 2^15 times the taps used, which undoes it), the high half (below
-                // 2^15) as it is. The centre row pairs with zeros.
+                // itself gives `s = xt² + xb²` (below 2^31) in one instruction (likewise
+                // `xt yt + xb yb`); the centre row pairs with zeros. The 16-bit halves of two
+                // row pairs' `s` are then interleaved (`punpck*wd`), so that one multiply-add
+                // takes both pairs' low halves by their taps and the next both high halves:
+                // lanes alternate low-half and high-half sums, two pixels per 128-bit lane from
+                // each unpack. The low halves are biased (their lanes start at 2^15 times the
+                // taps used, which undoes it); the high halves (below 2^15) are used as they
+                // are. Per row pair and unpack half: 2 + 3 + 3 multiplies, as the 8-bit pass.
                 let lo_start = filt[..=half]
                     .iter()
                     .fold(0u32, |a, &c| a.wrapping_add(u32::from(c) << 15));
-                let lo_start = _mm512_set1_epi32(lo_start as i32);
+                // low-half lanes (even) start at lo_start, high-half lanes (odd) at 0
+                let start = _mm512_set1_epi64(i64::from(lo_start));
                 let lo_bias = _mm512_set1_epi32(0x8000);
+                let pairs = half + 1;
                 for j0 in (0..n).step_by(32) {
                     let mut m = [[zero; 2]; 2];
-                    let mut l = [[lo_start; 2]; 3];
-                    let mut h = [[zero; 2]; 3];
-                    for (k, &c) in filt.iter().enumerate().take(half + 1) {
-                        let (t, b) = (k, N - 1 - k);
-                        let c = u32::from(c);
-                        let both = _mm512_set1_epi32((c | c << 16) as i32);
-                        let c_lo = _mm512_set1_epi32(c as i32);
-                        let c_hi = _mm512_set1_epi32((c << 16) as i32);
-                        let (xt, yt) = (load(rows[t], j0), load(drows[t], j0));
-                        let (xb, yb) = if t == b {
-                            (zero, zero)
-                        } else {
-                            (load(rows[b], j0), load(drows[b], j0))
-                        };
-                        let both_rows =
-                            _mm512_or_si512(_mm512_or_si512(xt, xb), _mm512_or_si512(yt, yb));
-                        seen = _mm512_or_si512(seen, both_rows);
-                        let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
-                        let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                    // [term][unpack half][pixels 0, 1 / 2, 3 of each 128-bit lane]
+                    let mut acc = [[[start; 2]; 2]; 3];
+                    for g in (0..pairs).step_by(2) {
+                        // Row pairs g and g + 1 (none past the centre): samples unpacked,
+                        // mu summed, and the biased `s` of each term.
+                        let mut s = [[[zero; 3]; 2]; 2]; // [pair][unpack half][term]
+                        let mut coef = 0u32;
+                        for (e, k) in (g..pairs.min(g + 2)).enumerate() {
+                            let (t, b) = (k, N - 1 - k);
+                            let c = u32::from(filt[k]);
+                            coef |= c << (16 * e);
+                            let both = _mm512_set1_epi32((c | c << 16) as i32);
+                            let (xt, yt) = (load(rows[t], j0), load(drows[t], j0));
+                            let (xb, yb) = if t == b {
+                                (zero, zero)
+                            } else {
+                                (load(rows[b], j0), load(drows[b], j0))
+                            };
+                            let both_rows =
+                                _mm512_or_si512(_mm512_or_si512(xt, xb), _mm512_or_si512(yt, yb));
+                            seen = _mm512_or_si512(seen, both_rows);
+                            let px = [_mm512_unpacklo_epi16(xt, xb), _mm512_unpackhi_epi16(xt, xb)];
+                            let py = [_mm512_unpacklo_epi16(yt, yb), _mm512_unpackhi_epi16(yt, yb)];
+                            for u in 0..2 {
+                                let (x, y) = (px[u], py[u]);
+                                m[0][u] = $mac!(m[0][u], x, both);
+                                m[1][u] = $mac!(m[1][u], y, both);
+                                let sums = [
+                                    _mm512_madd_epi16(x, x),
+                                    _mm512_madd_epi16(y, y),
+                                    _mm512_madd_epi16(x, y),
+                                ];
+                                for (q, v) in sums.into_iter().enumerate() {
+                                    s[e][u][q] = _mm512_xor_si512(v, lo_bias);
+                                }
+                            }
+                        }
+                        // (a lone last pair leaves the other's `s` and tap at 0)
+                        let coef = _mm512_set1_epi32(coef as i32);
                         for u in 0..2 {
-                            let (x, y) = (px[u], py[u]);
-                            m[0][u] = $mac!(m[0][u], x, both);
-                            m[1][u] = $mac!(m[1][u], y, both);
-                            let sums = [
-                                _mm512_madd_epi16(x, x),
-                                _mm512_madd_epi16(y, y),
-                                _mm512_madd_epi16(x, y),
-                            ];
-                            for (q, s) in sums.into_iter().enumerate() {
-                                l[q][u] = $mac!(l[q][u], _mm512_xor_si512(s, lo_bias), c_lo);
-                                h[q][u] = $mac!(h[q][u], s, c_hi);
+                            for q in 0..3 {
+                                let (a, b) = (s[0][u][q], s[1][u][q]);
+                                let a_q = &mut acc[q][u];
+                                a_q[0] = $mac!(a_q[0], _mm512_unpacklo_epi16(a, b), coef);
+                                a_q[1] = $mac!(a_q[1], _mm512_unpackhi_epi16(a, b), coef);
                             }
                         }
                     }
                     store(mu1, j0, mu(m[0][0]), mu(m[0][1]));
                     store(mu2, j0, mu(m[1][0]), mu(m[1][1]));
+                    // Back to one lane per pixel, in the unpack halves' order: the low-half
+                    // sums are lanes 0 and 2 of each 128-bit lane of both vectors, the high
+                    // halves lanes 1 and 3.
+                    let pick = |v: [__m512i; 2], imm: bool| {
+                        let (a, b) = (_mm512_castsi512_ps(v[0]), _mm512_castsi512_ps(v[1]));
+                        _mm512_castps_si512(if imm {
+                            _mm512_shuffle_ps::<0xdd>(a, b)
+                        } else {
+                            _mm512_shuffle_ps::<0x88>(a, b)
+                        })
+                    };
+                    let mut l = [[zero; 2]; 3];
+                    let mut h = [[zero; 2]; 3];
+                    for q in 0..3 {
+                        for u in 0..2 {
+                            l[q][u] = pick(acc[q][u], false);
+                            h[q][u] = pick(acc[q][u], true);
+                        }
+                    }
                     store_moments(j0, l, h);
                 }
                 return _mm512_movepi16_mask(seen) == 0;
