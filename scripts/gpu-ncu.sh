@@ -107,7 +107,9 @@ fi
 
 if [[ ${1:-} == lines-table ]]; then
   name=$2 dir=$3
-  src=$(grep -l "void.*\b${name}(" kernels/*.cu | head -1)
+  # (the name may start a line of its own: `extern "C" __global__ void __launch_bounds__(..)`
+  # on the line before)
+  src=$(grep -lE "(void.*\b|^)${name}\(" kernels/*.cu | head -1)
   [[ -n $src ]] || { echo "no kernel named $name in kernels/*.cu" >&2; exit 1; }
   cu13=${CARGO_TARGET_DIR:-target}/cuda-toolchain/lib/python3.11/site-packages/nvidia/cu13/bin
   [[ -x $cu13/nvcc ]] || { echo "no pinned nvcc: run scripts/build-kernels.sh first" >&2; exit 1; }
