@@ -393,13 +393,20 @@ __device__ __forceinline__ In sample(const In* p) {
     }
 }
 
+// A DWT block's shared memory: the input tile and its vertical pass.
+struct DwtShared {
+    int in[2][kInRows][kInCols];
+    __align__(16) int lo[2][kTy][kInCols];
+    __align__(16) int hi[2][kTy][kInCols];
+};
+
 template <typename In, typename Out, bool S0>
-__device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by) {
+__device__ __forceinline__ void dwt(const DwtArgs& a, int bx, int by, DwtShared& sh) {
     constexpr int kCols = kInCols;
     constexpr int kRows = kInRows;
-    __shared__ int s_in[2][kRows][kCols];
-    __shared__ __align__(16) int s_lo[2][kTy][kCols];
-    __shared__ __align__(16) int s_hi[2][kTy][kCols];
+    auto& s_in = sh.in;
+    auto& s_lo = sh.lo;
+    auto& s_hi = sh.hi;
     const int tid = threadIdx.y * kTx + threadIdx.x;
     const int x0 = bx * kTx, y0 = by * kTy;
     const int c0 = 2 * x0 - 1, r0 = 2 * y0 - 1;
@@ -754,12 +761,34 @@ __device__ __forceinline__ unsigned long long warp_sums9(unsigned long long (&v)
     return s;
 }
 
+// A masking block's shared memory, per pixel of the tile and its halo.
+constexpr int kMaskHx = kTx + 2, kMaskHalo = kMaskHx * (kTy + 2);
+struct MaskShared {
+    int sr[kMaskHalo];     // S of the masker r (sum of |csf| / 30 terms)
+    int sa[kMaskHalo];     // S of the masker a
+    // The threshold's own-pixel part: its |csf| / 15 terms less its |csf| / 30 ones (which the
+    // 3x3 box sums of sr / sa count), for the pixels that are some thread's centre.
+    int cr[kMaskHalo];
+    int ca[kMaskHalo];
+    int ra[6][kMaskHalo];  // r h, v, d, a h, v, d
+};
+
+// The fused kernels' blocks either mask or transform: one shared-memory area for both (their
+// sum would be 28.8 KiB a block, which limits how many blocks of the frame's other kernels an
+// SM can hold beside them).
+union FusedShared {
+    MaskShared mask;
+    DwtShared dwt;
+};
+
 template <typename E, bool S0>
-__device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
-    constexpr int kHx = kTx + 2, kHy = kTy + 2, kHalo = kHx * kHy;
-    __shared__ int s_sr[kHalo];    // S of the masker r (sum of |csf| / 30 terms)
-    __shared__ int s_sa[kHalo];    // S of the masker a
-    __shared__ int s_ra[6][kHalo];  // r h, v, d, a h, v, d
+__device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by, MaskShared& sh) {
+    constexpr int kHx = kMaskHx, kHalo = kMaskHalo;
+    auto& s_sr = sh.sr;
+    auto& s_sa = sh.sa;
+    auto& s_cr = sh.cr;
+    auto& s_ca = sh.ca;
+    auto& s_ra = sh.ra;
     const int tid = threadIdx.y * kTx + threadIdx.x;
     const int x0 = m.cm_x0 + bx * kTx, y0 = m.cm_y0 + by * kTy;
     const E* bands = reinterpret_cast<const E*>(m.bands);
@@ -782,7 +811,7 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
     }
     constexpr int kHaloIters = (kHalo + kThreads - 1) / kThreads;
     int o[kHaloIters][3], t[kHaloIters][3];
-    bool simd_col[kHaloIters];
+    bool simd_col[kHaloIters], simd_px[kHaloIters];
 #pragma unroll
     for (int it = 0; it < kHaloIters; ++it) {
         const int p = tid + it * kThreads;
@@ -802,6 +831,9 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
                 t[it][b] = bands[(4 + band) * bs + at];
             }
             simd_col[it] = x >= m.dec_s0 && x < m.dec_s1;
+            // (a centre pixel, hy and hx in 1..kTy / kTx, is never mirrored: y, x are its own)
+            simd_px[it] = S0 && y >= m.simd_y0 && y < m.simd_y1 && x >= m.simd_x0 &&
+                          x < m.simd_x1;
         }
     }
 #pragma unroll
@@ -810,16 +842,21 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
         if (p < kHalo) {
             int r[3], ad[3];
             decouple_px<S0>(o[it], t[it], simd_col[it], m.gain_limit, m.cos_1deg_sq, r, ad);
-            int sr = 0, sa = 0;
+            uint32_t sr = 0, sa = 0, cr = 0, ca = 0;
 #pragma unroll
             for (int b = 0; b < 3; ++b) {
-                sr = (int)((uint32_t)sr + (uint32_t)flt<S0>(csf_abs<S0>(m, b, r[b])));
-                sa = (int)((uint32_t)sa + (uint32_t)flt<S0>(csf_abs<S0>(m, b, ad[b])));
+                const int csf_r = csf_abs<S0>(m, b, r[b]), csf_a = csf_abs<S0>(m, b, ad[b]);
+                sr += (uint32_t)flt<S0>(csf_r);
+                sa += (uint32_t)flt<S0>(csf_a);
+                cr += (uint32_t)centre<S0>(csf_r, simd_px[it]);
+                ca += (uint32_t)centre<S0>(csf_a, simd_px[it]);
                 s_ra[b][p] = r[b];
                 s_ra[3 + b][p] = ad[b];
             }
-            s_sr[p] = sr;
-            s_sa[p] = sa;
+            s_sr[p] = (int)sr;
+            s_sa[p] = (int)sa;
+            s_cr[p] = (int)(cr - sr);
+            s_ca[p] = (int)(ca - sa);
         }
     }
     __syncthreads();
@@ -838,20 +875,16 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by) {
                 box_a += (uint32_t)s_sa[c + dy * kHx + dx];
             }
         }
-        const bool simd = S0 && i >= m.simd_y0 && i < m.simd_y1 && j >= m.simd_x0 &&
-                          j < m.simd_x1;
-        uint32_t cen_r = 0, cen_a = 0;
         int r[3], ad[3];
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             r[b] = s_ra[b][c];
             ad[b] = s_ra[3 + b][c];
-            cen_r += (uint32_t)centre<S0>(csf_abs<S0>(m, b, r[b]), simd);
-            cen_a += (uint32_t)centre<S0>(csf_abs<S0>(m, b, ad[b]), simd);
         }
         // threshold of the masker: 8 neighbours' |csf| / 30 plus the centre's |csf| / 15
-        const int thr_a = (int)(box_a - (uint32_t)s_sa[c] + cen_a);
-        const int thr_r = (int)(box_r - (uint32_t)s_sr[c] + cen_r);
+        // (wrapping uint32 sums, as libvmaf's int32 ones)
+        const int thr_a = (int)(box_a + (uint32_t)s_ca[c]);
+        const int thr_r = (int)(box_r + (uint32_t)s_cr[c]);
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             sums[b] = cube(m, b, masked<S0>(m, b, r[b], thr_a));
@@ -934,11 +967,13 @@ using namespace adm;
 #endif
 
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_dwt0_u8(DwtArgs a) {
-    dwt<uint8_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
+    __shared__ DwtShared sh;
+    dwt<uint8_t, int16_t, true>(a, blockIdx.x, blockIdx.y, sh);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_dwt0_u16(DwtArgs a) {
-    dwt<uint16_t, int16_t, true>(a, blockIdx.x, blockIdx.y);
+    __shared__ DwtShared sh;
+    dwt<uint16_t, int16_t, true>(a, blockIdx.x, blockIdx.y, sh);
 }
 
 // Masking of scale s fused with the (independent) DWT of scale s + 1: one launch, blocks
@@ -946,28 +981,31 @@ extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_dwt0_
 // boundaries on the frame's critical path, and the small scales fill the GPU better together.
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
 adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
+    __shared__ FusedShared sh;
     const int b = blockIdx.x;
     if (b < mask_blocks) {
-        mask<int16_t, true>(m, b % m.tiles_x, b / m.tiles_x);
+        mask<int16_t, true>(m, b % m.tiles_x, b / m.tiles_x, sh.mask);
     } else {
         dwt<int16_t, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
-                                     (b - mask_blocks) / dwt_tiles_x);
+                                     (b - mask_blocks) / dwt_tiles_x, sh.dwt);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
 adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
+    __shared__ FusedShared sh;
     const int b = blockIdx.x;
     if (b < mask_blocks) {
-        mask<int32_t, false>(m, b % m.tiles_x, b / m.tiles_x);
+        mask<int32_t, false>(m, b % m.tiles_x, b / m.tiles_x, sh.mask);
     } else {
         dwt<int32_t, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
-                                     (b - mask_blocks) / dwt_tiles_x);
+                                     (b - mask_blocks) / dwt_tiles_x, sh.dwt);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_mask123(MaskArgs m) {
-    mask<int32_t, false>(m, blockIdx.x, blockIdx.y);
+    __shared__ MaskShared sh;
+    mask<int32_t, false>(m, blockIdx.x, blockIdx.y, sh);
 }
 
 // Row -1 of the scale-3 reference input when that input is 3..4 rows tall (pictures 17..32 rows
