@@ -979,28 +979,27 @@ extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_dwt0_
 // Masking of scale s fused with the (independent) DWT of scale s + 1: one launch, blocks
 // [0, mask_blocks) mask (tiles_x wide), the rest transform (dwt_tiles_x wide). Fewer kernel
 // boundaries on the frame's critical path, and the small scales fill the GPU better together.
-extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
-adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
+template <typename E, bool S0, typename DwtIn>
+__device__ __forceinline__ void mask_and_dwt(const MaskArgs& m, const DwtArgs& a, int mask_blocks,
+                                             int dwt_tiles_x) {
     __shared__ FusedShared sh;
     const int b = blockIdx.x;
     if (b < mask_blocks) {
-        mask<int16_t, true>(m, b % m.tiles_x, b / m.tiles_x, sh.mask);
+        mask<E, S0>(m, b % m.tiles_x, b / m.tiles_x, sh.mask);
     } else {
-        dwt<int16_t, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
-                                     (b - mask_blocks) / dwt_tiles_x, sh.dwt);
+        dwt<DwtIn, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
+                                   (b - mask_blocks) / dwt_tiles_x, sh.dwt);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
+adm_mask0_dwt1(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
+    mask_and_dwt<int16_t, true, int16_t>(m, a, mask_blocks, dwt_tiles_x);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
 adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
-    __shared__ FusedShared sh;
-    const int b = blockIdx.x;
-    if (b < mask_blocks) {
-        mask<int32_t, false>(m, b % m.tiles_x, b / m.tiles_x, sh.mask);
-    } else {
-        dwt<int32_t, int32_t, false>(a, (b - mask_blocks) % dwt_tiles_x,
-                                     (b - mask_blocks) / dwt_tiles_x, sh.dwt);
-    }
+    mask_and_dwt<int32_t, false, int32_t>(m, a, mask_blocks, dwt_tiles_x);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_mask123(MaskArgs m) {
