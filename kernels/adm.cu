@@ -773,9 +773,9 @@ struct MaskShared {
     int ra[6][kMaskHalo];  // r h, v, d, a h, v, d
 };
 
-// The fused kernels' blocks either mask or transform: one shared-memory area for both (their
-// sum would be 28.8 KiB a block, which limits how many blocks of the frame's other kernels an
-// SM can hold beside them).
+// The fused kernels' blocks either mask or transform: one shared-memory area for both (17,952
+// bytes a block instead of their sum, 28,832), leaving an SM room for more of the frame's other
+// kernels' blocks beside them.
 union FusedShared {
     MaskShared mask;
     DwtShared dwt;
