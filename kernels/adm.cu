@@ -336,13 +336,20 @@ __device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int 
     if (!tile_vec_ok<Vec>(a, x0, r0)) return false;
     // Every load of the thread's units first (read-only path: the pictures do not change while
     // the kernel runs), so that they are in flight together.
+    // Unit idx: picture, tile row pair r, vector chunk ch.
+    const auto unit = [](int idx, int& pic, int& r, int& ch) {
+        const int row = idx / kChunks;
+        ch = idx % kChunks;
+        pic = row / kTy;
+        r = row % kTy;
+    };
     Vec w[kIters][4];
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
         const int idx = tid + it * kThreads;
         if (idx < kUnits) {
-            const int row = idx / kChunks, ch = idx % kChunks;
-            const int pic = row / kTy, r = row % kTy;
+            int pic, r, ch;
+            unit(idx, pic, r, ch);
             const unsigned long long base = pic == 0 ? a.ref : a.dis;
             const unsigned long long pitch = pic == 0 ? a.ref_pitch : a.dis_pitch;
             const unsigned long long at = base + (unsigned long long)(r0 + 2 * r) * pitch +
@@ -357,8 +364,8 @@ __device__ __forceinline__ bool vertical_tile_vec(const DwtArgs& a, int x0, int 
     for (int it = 0; it < kIters; ++it) {
         const int idx = tid + it * kThreads;
         if (idx < kUnits) {
-            const int row = idx / kChunks, ch = idx % kChunks;
-            const int pic = row / kTy, r = row % kTy;
+            int pic, r, ch;
+            unit(idx, pic, r, ch);
             int e[4][4];  // [input row][column]
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
