@@ -44,7 +44,7 @@ pub const PSNR: KernelImage = KernelImage {
 };
 
 /// `kernels/adm.cu`: `adm_dwt0_u8`, `adm_dwt0_u16`, `adm_mask0_dwt1`, `adm_mask123_dwt23`,
-/// `adm_mask123`, `adm_fill_oob`, `adm_finish`.
+/// `adm_mask123`, `adm_fill_oob`.
 pub const ADM: KernelImage = KernelImage {
     name: "adm",
     fatbin: embed!("adm.fatbin"),
@@ -56,7 +56,8 @@ pub const MOTION: KernelImage = KernelImage {
     fatbin: embed!("motion.fatbin"),
 };
 
-/// `kernels/vif.cu`: `vif_scale0_u8`, `vif_scale0_u16`, `vif_scale1..3`, `vif_reduce`.
+/// `kernels/vif.cu`: `vif_scale0_u8`, `vif_scale0_u16`, `vif_scale1..3`, their `*_fine` twins,
+/// `vif_scale0_u8_mma`, `vif_scale0_u16_mma`.
 pub const VIF: KernelImage = KernelImage {
     name: "vif",
     fatbin: embed!("vif.fatbin"),
