@@ -394,10 +394,13 @@ enum Launch {
 /// aux stream in frame order. A frame of 576x324 is a chain of short kernels that leaves most
 /// SMs idle: measured on an H100 (BENCHMARKS.md, 2026-11-27), frames in device memory ran
 /// 19,150 fps as graphs one after another and 24,200-36,600 overlapping with three slots
-/// (two rates, about 24,000 or 35,000; cause not found). Used for frames up to
-/// [`GRAPH_DEVICE_PIXELS`] (and every size with [`GraphUse::Always`]) by at most
-/// [`OVERLAPPING_ENGINES`] engines at once, not for ADM geometries whose frames carry a word of
-/// state ([`GpuAdm::carries_state`]): those need frame order.
+/// (two rates, about 24,000 or 35,000; cause not found). Larger frames in device memory
+/// overlap too while their engine is the only one of the process with frames in flight
+/// ([`Busy`]): a 1920x1080 frame's kernels leave parts of the GPU idle at their ends, which the
+/// next frame fills (H100, 2026-11-28: 1280x720 12,933-14,769 -> 20,694-22,022 fps, 1920x1080
+/// 10,001-10,165 -> 11,012-11,219, 10-bit 9,051 -> 10,096, 3840x2160 unchanged). Lanes are
+/// made by at most [`OVERLAPPING_ENGINES`] engines at once, not for ADM geometries whose frames
+/// carry a word of state ([`GpuAdm::carries_state`]): those need frame order.
 struct Lanes {
     streams: Vec<Stream>,
     /// Orders the lanes after the main stream, or the main stream after a lane.
@@ -461,6 +464,35 @@ impl Drop for OverlapTicket {
     }
 }
 
+/// Engines of this process with frames in flight (see [`Busy`]).
+static BUSY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Held by an engine while it has frames in flight: frames above [`GRAPH_DEVICE_PIXELS`]
+/// overlap only while no other engine of the process has any. One such frame fills much of
+/// the GPU; two scorers fill it by themselves, and overlapping their frames only adds
+/// contention (H100, 1920x1080 device frames, aggregate fps with every engine overlapping
+/// against none: 2 scorers 10,933 against 11,607, 16 scorers 10,570 against 10,923; one
+/// scorer 10,918-10,996 against 8,892-10,040; BENCHMARKS.md, 2026-11-28).
+struct Busy(());
+
+impl Busy {
+    fn take() -> Busy {
+        BUSY.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Busy(())
+    }
+
+    /// Whether an engine holding `held` (or not) is the only one with frames in flight.
+    fn alone(held: &Option<Busy>) -> bool {
+        BUSY.load(std::sync::atomic::Ordering::SeqCst) <= usize::from(held.is_some())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        BUSY.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 impl Lanes {
     /// The stream of `slot`'s graphs: `main` for slot 0.
     fn of<'a>(&'a self, slot: usize, main: &'a Stream) -> &'a Stream {
@@ -489,18 +521,20 @@ struct Graphs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GraphUse {
     Never,
-    /// Frames uploaded from the host (host and pinned pictures) at every size, and frames in
-    /// device memory up to [`GRAPH_DEVICE_PIXELS`]: where graphs were measured faster.
+    /// Frames uploaded from the host (host and pinned pictures) at every size, frames in
+    /// device memory up to [`GRAPH_DEVICE_PIXELS`], and larger ones while they overlap
+    /// ([`Lanes`]): where graphs were measured faster.
     Auto,
     Always,
 }
 
-/// The largest frame in device memory [`GraphUse::Auto`] launches as a graph. Measured on an
-/// H100 (BENCHMARKS.md, 2026-11-27), graphs against separate launches, frames in device
-/// memory: 576x324 +21-25%, 960x540 -1%, 1280x720 -3%, 1920x1080 -4%, 3840x2160 +1% (a graph
-/// runs a frame's three streams' work as one unit, so a frame no longer overlaps the next
-/// one's start, which costs more than the launches it saves at the middle sizes). Uploaded
-/// frames gained at every size (1080p +8%, 4K +12-16%).
+/// The largest frame in device memory [`GraphUse::Auto`] launches as a graph also when it
+/// cannot overlap the next one (and the largest uploaded frame whose graphs overlap). Measured
+/// on an H100 (BENCHMARKS.md, 2026-11-27), graphs one after another against separate
+/// launches, frames in device memory: 576x324 +21-25%, 960x540 -1%, 1280x720 -3%, 1920x1080
+/// -4%, 3840x2160 +1% (a graph runs a frame's three streams' work as one unit, so a frame no
+/// longer overlaps the next one's start, which costs more than the launches it saves at the
+/// middle sizes). Uploaded frames gained at every size (1080p +8%, 4K +12-16%).
 const GRAPH_DEVICE_PIXELS: usize = 960 * 540;
 
 /// Orders everything queued so far on each of `streams` before anything queued on any of them
@@ -566,6 +600,8 @@ pub struct GpuFeatures {
     kernels: GpuKernels,
     plan: FeaturePlan,
     in_flight: std::collections::VecDeque<InFlight>,
+    /// Held while `in_flight` is not empty.
+    busy: Option<Busy>,
     /// Slots in use: [`SLOTS`] with overlapping graphs, else [`SERIAL_SLOTS`].
     slots: usize,
     next_slot: usize,
@@ -600,15 +636,16 @@ impl GpuFeatures {
         let mut adm = vec![adm_copy()?];
         let mut vif = vec![vif_copy()?];
         let small = w * h <= GRAPH_DEVICE_PIXELS;
-        let could_overlap = graphs
-            && (small || graph_use == GraphUse::Always)
-            && overlap_allowed()
-            && !adm[0].iter().any(GpuAdm::carries_state);
+        let could_overlap =
+            graphs && overlap_allowed() && !adm[0].iter().any(GpuAdm::carries_state);
         let ticket = could_overlap.then(OverlapTicket::take).flatten();
         // With the places taken, many scorers fill the GPU by themselves, and their threads'
         // captures and graph updates only contend in the driver: such an engine queues its
-        // frames as plain launches (see OVERLAPPING_ENGINES).
-        let graphs = graphs && !(could_overlap && ticket.is_none() && graph_use == GraphUse::Auto);
+        // small frames as plain launches (see OVERLAPPING_ENGINES). Above GRAPH_DEVICE_PIXELS
+        // it keeps graphs for uploaded frames (one after another) and plain launches for
+        // frames in device memory, as before overlapping reached those sizes.
+        let graphs =
+            graphs && !(small && could_overlap && ticket.is_none() && graph_use == GraphUse::Auto);
         let lanes = match ticket {
             Some(ticket) => {
                 for _ in 1..SLOTS {
@@ -682,6 +719,7 @@ impl GpuFeatures {
             kernels: kernels.clone(),
             plan: plan.clone(),
             in_flight: std::collections::VecDeque::with_capacity(SLOTS),
+            busy: None,
             slots,
             next_slot: 0,
             graphs: if graphs {
@@ -1007,6 +1045,7 @@ impl GpuFeatures {
             }
         }
         self.in_flight.clear();
+        self.busy = None;
     }
 
     /// `uploaded`: the pictures are the slot's staging planes, whose upload `staged[slot]`
@@ -1039,15 +1078,18 @@ impl GpuFeatures {
         } else {
             Vec::new()
         };
+        // Uploaded frames above GRAPH_DEVICE_PIXELS keep their graphs one after another: a
+        // slot's upload waits for the slot's last frame, and while graphs overlap, frames end
+        // later (1920x1080 pinned pictures: 7,134 fps one after another, 5,143 overlapping;
+        // H100). Frames of that size in device memory overlap while this engine is the only
+        // one of the process with frames in flight (see Busy), else they are separate launches
+        // (as graphs one after another they lose 4% at 1080p: GRAPH_DEVICE_PIXELS).
+        let small = self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS;
+        let overlap = self.lanes.is_some() && (small || (!uploaded && Busy::alone(&self.busy)));
         let graphed = self
             .graphs
             .as_ref()
-            .is_some_and(|g| uploaded || g.device_frames);
-        // Uploaded frames from 960x540 up keep their graphs one after another: a slot's upload
-        // waits for the slot's last frame, and while graphs overlap, frames end later
-        // (1920x1080 pinned pictures: 7,134 fps one after another, 5,143 overlapping; H100).
-        let overlap = self.lanes.is_some()
-            && (!uploaded || self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS);
+            .is_some_and(|g| uploaded || g.device_frames || overlap);
         let launch = match (graphed, overlap) {
             (false, _) => Launch::Streams,
             (true, false) => Launch::Graph,
@@ -1113,6 +1155,9 @@ impl GpuFeatures {
             chroma_pixels,
             launch,
         });
+        if self.busy.is_none() {
+            self.busy = Some(Busy::take());
+        }
         self.next_slot = (slot + 1) % self.slots;
         Ok(())
     }
@@ -1181,6 +1226,16 @@ impl GpuFeatures {
         Ok(chroma_pixels)
     }
 
+    /// The copy of the ADM and VIF scratch a frame of `slot` uses: its slot's for overlapping
+    /// graphs, else the first (those frames are ordered on the features' streams), as in an
+    /// engine without lanes, whose frames then run the same way.
+    fn copy_of(&self, slot: usize, launch: Launch) -> usize {
+        match launch {
+            Launch::Overlapped => slot % self.adm.len(),
+            Launch::Streams | Launch::Graph => 0,
+        }
+    }
+
     /// The stream a frame's work is launched on, or its graph when it is one: the main stream,
     /// or for overlapping graphs the slot's lane.
     fn launch_stream_of(&self, slot: usize, launch: Launch) -> &Stream {
@@ -1205,7 +1260,7 @@ impl GpuFeatures {
         let bpc = self.plan.bpc;
         let (r, d) = (&reference.luma, &distorted.luma);
         let overlapped = launch == Launch::Overlapped;
-        let copy = slot % self.adm.len();
+        let copy = self.copy_of(slot, launch);
         // (The fields, not launch_stream_of: self.adm is borrowed mutably below.)
         let adm_stream = launch_stream(&self.lanes, &self.stream, slot, launch);
         let aux = if overlapped { &self.side } else { &self.aux };
@@ -1279,6 +1334,9 @@ impl GpuFeatures {
         let Some(f) = self.in_flight.pop_front() else {
             return Err(CudaError::InvalidArgument("no frame in flight".into()));
         };
+        if self.in_flight.is_empty() {
+            self.busy = None;
+        }
         let slot = f.slot;
         let events: &[&Event] = match f.launch {
             Launch::Streams => &[
@@ -1292,7 +1350,7 @@ impl GpuFeatures {
         for e in events {
             e.synchronize()?;
         }
-        let copy = slot % self.adm.len();
+        let copy = self.copy_of(slot, f.launch);
         let adm = self.adm[copy].iter().map(|a| a.scores(slot)).collect();
         let vif = self.vif[copy].iter().map(|v| v.scores(slot)).collect();
         let motion_sum = if self.plan.motion {
