@@ -537,6 +537,38 @@ enum GraphUse {
 /// middle sizes). Uploaded frames gained at every size (1080p +8%, 4K +12-16%).
 const GRAPH_DEVICE_PIXELS: usize = 960 * 540;
 
+/// What decides how a frame is launched ([`launch_for`]).
+#[derive(Clone, Copy, Debug)]
+struct LaunchCase {
+    /// The engine's graphs ([`Graphs::device_frames`]), if it has any.
+    graph_device_frames: Option<bool>,
+    /// The engine has overlap lanes ([`Lanes`]).
+    lanes: bool,
+    /// The frame is at most [`GRAPH_DEVICE_PIXELS`].
+    small: bool,
+    /// The frame is uploaded from the host (host or pinned pictures).
+    uploaded: bool,
+}
+
+/// How a frame is launched. Small frames overlap wherever the engine has lanes. Uploaded frames
+/// above GRAPH_DEVICE_PIXELS keep their graphs one after another: a slot's upload waits for the
+/// slot's last frame, and while graphs overlap, frames end later (1920x1080 pinned pictures:
+/// 7,134 fps one after another, 5,143 overlapping; H100). Frames of that size in device memory
+/// overlap while the engine is the only one of the process with frames in flight (`alone`, see
+/// [`Busy`]), else they are separate launches (as graphs one after another they lose 4% at
+/// 1080p: [`GRAPH_DEVICE_PIXELS`]) unless every frame is a graph ([`GraphUse::Always`]).
+fn launch_for(case: LaunchCase, alone: impl FnOnce() -> bool) -> Launch {
+    let overlap = case.lanes && (case.small || (!case.uploaded && alone()));
+    let graphed = case
+        .graph_device_frames
+        .is_some_and(|device_frames| case.uploaded || device_frames || overlap);
+    match (graphed, overlap) {
+        (false, _) => Launch::Streams,
+        (true, false) => Launch::Graph,
+        (true, true) => Launch::Overlapped,
+    }
+}
+
 /// Orders everything queued so far on each of `streams` before anything queued on any of them
 /// afterwards (one event per stream, waited for by the others).
 fn barrier(events: &[Event], streams: &[&Stream]) -> CudaResult<()> {
@@ -1078,23 +1110,15 @@ impl GpuFeatures {
         } else {
             Vec::new()
         };
-        // Uploaded frames above GRAPH_DEVICE_PIXELS keep their graphs one after another: a
-        // slot's upload waits for the slot's last frame, and while graphs overlap, frames end
-        // later (1920x1080 pinned pictures: 7,134 fps one after another, 5,143 overlapping;
-        // H100). Frames of that size in device memory overlap while this engine is the only
-        // one of the process with frames in flight (see Busy), else they are separate launches
-        // (as graphs one after another they lose 4% at 1080p: GRAPH_DEVICE_PIXELS).
-        let small = self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS;
-        let overlap = self.lanes.is_some() && (small || (!uploaded && Busy::alone(&self.busy)));
-        let graphed = self
-            .graphs
-            .as_ref()
-            .is_some_and(|g| uploaded || g.device_frames || overlap);
-        let launch = match (graphed, overlap) {
-            (false, _) => Launch::Streams,
-            (true, false) => Launch::Graph,
-            (true, true) => Launch::Overlapped,
-        };
+        let launch = launch_for(
+            LaunchCase {
+                graph_device_frames: self.graphs.as_ref().map(|g| g.device_frames),
+                lanes: self.lanes.is_some(),
+                small: self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS,
+                uploaded,
+            },
+            || Busy::alone(&self.busy),
+        );
         if let Some(g) = &self.graphs {
             // Each way orders the features' work differently (a graph runs its VIF and
             // motion/PSNR work in its launch stream's order, separate launches on the side and
@@ -1108,7 +1132,11 @@ impl GpuFeatures {
         if let Some(g) = &mut self.graphs {
             g.last_launch = Some(launch);
         }
-        let graphs = if graphed { self.graphs.take() } else { None };
+        let graphs = if launch == Launch::Streams {
+            None
+        } else {
+            self.graphs.take()
+        };
         let chroma_pixels = if let Some(mut graphs) = graphs {
             if uploaded {
                 self.staged[slot].wait_in(self.launch_stream_of(slot, launch))?;
@@ -1379,5 +1407,112 @@ impl GpuFeatures {
             spatial: SpatialFeatures { adm, vif, psnr },
             motion_sum,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(
+        graphs: Option<bool>,
+        lanes: bool,
+        small: bool,
+        uploaded: bool,
+        alone: bool,
+    ) -> Launch {
+        let case = LaunchCase {
+            graph_device_frames: graphs,
+            lanes,
+            small,
+            uploaded,
+        };
+        launch_for(case, || alone)
+    }
+
+    #[test]
+    fn small_frames_overlap_wherever_there_are_lanes() {
+        for uploaded in [false, true] {
+            for alone in [false, true] {
+                assert_eq!(
+                    launch(Some(true), true, true, uploaded, alone),
+                    Launch::Overlapped
+                );
+            }
+        }
+        // Without a place among the overlapping engines: no graphs at all (Auto) ...
+        assert_eq!(launch(None, false, true, false, true), Launch::Streams);
+        // ... or graphs one after another (Always).
+        assert_eq!(launch(Some(true), false, true, false, true), Launch::Graph);
+    }
+
+    #[test]
+    fn large_device_frames_overlap_only_while_their_engine_is_alone() {
+        assert_eq!(
+            launch(Some(false), true, false, false, true),
+            Launch::Overlapped
+        );
+        assert_eq!(
+            launch(Some(false), true, false, false, false),
+            Launch::Streams
+        );
+        // Every frame a graph (Always): one after another while other engines are busy.
+        assert_eq!(launch(Some(true), true, false, false, false), Launch::Graph);
+        // No lanes: separate launches, as before large frames could overlap.
+        assert_eq!(
+            launch(Some(false), false, false, false, true),
+            Launch::Streams
+        );
+        assert_eq!(launch(None, false, false, false, true), Launch::Streams);
+    }
+
+    #[test]
+    fn large_uploaded_frames_are_graphs_one_after_another() {
+        for lanes in [false, true] {
+            for alone in [false, true] {
+                assert_eq!(
+                    launch(Some(false), lanes, false, true, alone),
+                    Launch::Graph
+                );
+            }
+        }
+        assert_eq!(launch(None, false, false, true, true), Launch::Streams);
+    }
+
+    #[test]
+    fn alone_is_asked_only_for_large_device_frames_with_lanes() {
+        let mut asked = 0;
+        let case = |small, uploaded, lanes| LaunchCase {
+            graph_device_frames: Some(false),
+            lanes,
+            small,
+            uploaded,
+        };
+        for (small, uploaded, lanes) in [
+            (true, false, true),
+            (false, true, true),
+            (false, false, false),
+        ] {
+            launch_for(case(small, uploaded, lanes), || {
+                asked += 1;
+                true
+            });
+        }
+        assert_eq!(asked, 0);
+        launch_for(case(false, false, true), || {
+            asked += 1;
+            true
+        });
+        assert_eq!(asked, 1);
+    }
+
+    #[test]
+    fn busy_engines_are_counted_while_held() {
+        // Other tests of this process may hold marks too: only what two marks imply is checked.
+        let a = Busy::take();
+        let b = Busy::take();
+        assert!(!Busy::alone(&Some(a)));
+        assert!(!Busy::alone(&None));
+        drop(b);
     }
 }
