@@ -345,6 +345,15 @@ PY
       VMAFCUDA_VIF_MMA=$m timeout 120 "$bin.vmafcuda" bench --backend cuda --bpc 8 --size 1920x1080 \
         --frames 1000 --cpu-frames 2 --stage-frames 300 --runs 3 2>&1 | tee -a "$out/bench.txt" >>"$log" || true
     done
+    # Many scorers in one process, aggregate fps (issue 19's rows; which engines overlap their
+    # frames depends on the size and on how many scorers are busy: src/cuda/engine.rs).
+    local size_scorers
+    for size_scorers in 1920x1080:1,2,4,16 576x324:4,16,64; do
+      echo "== bench scorers ${size_scorers}" | tee -a "$out/bench.txt" >>"$log"
+      timeout 200 "$bin.vmafcuda" bench --backend cuda --bpc 8 --size "${size_scorers%%:*}" \
+        --frames 1000 --cpu-frames 1 --stage-frames 0 --runs 2 --scorers "${size_scorers#*:}" 2>&1 |
+        grep -E 'cuda (x|device)' | tee -a "$out/bench.txt" >>"$log" || true
+    done
   fi
 
   {
