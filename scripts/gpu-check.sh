@@ -13,8 +13,9 @@
 #   files and the benchmark (fps rows and each size's table of ms per CUDA stage), then prints a
 #   summary table. The whole run takes longer than the device tool's 600 s per call on an H100
 #   (2026-11-27, evening: the tests and PTX steps 509 s, the sanitizer step 231 s, the CLI and
-#   bench steps 140 s): run it in parts, GPU_CHECK_STEPS="tests ptx", then "sanitizer", then
-#   "cli bench", and read $OUT/rows.txt (and summary.txt) of each.
+#   bench steps 140 s, before the bench step's many-scorer rows): run it in parts,
+#   GPU_CHECK_STEPS="tests ptx", then "sanitizer", then "cli bench", and read $OUT/rows.txt
+#   (and summary.txt) of each.
 #
 # Environment: GPU_CHECK_MANIFEST=path/to/Cargo.toml builds another manifest (default: this
 # repo); GPU_CHECK_TESTS="cuda_psnr cuda_kernels_fresh" chooses the integration tests (the
