@@ -1414,69 +1414,59 @@ impl GpuFeatures {
 mod tests {
     use super::*;
 
-    fn launch(
-        graphs: Option<bool>,
-        lanes: bool,
-        small: bool,
-        uploaded: bool,
-        alone: bool,
-    ) -> Launch {
-        let case = LaunchCase {
-            graph_device_frames: graphs,
-            lanes,
-            small,
-            uploaded,
-        };
-        launch_for(case, || alone)
+    /// (graphs' `device_frames` if any, lanes, small, uploaded, alone) -> launch.
+    type Row = (Option<bool>, bool, bool, bool, bool, Launch);
+
+    fn check(rows: &[Row]) {
+        for &(graph_device_frames, lanes, small, uploaded, alone, want) in rows {
+            let case = LaunchCase {
+                graph_device_frames,
+                lanes,
+                small,
+                uploaded,
+            };
+            assert_eq!(launch_for(case, || alone), want, "{case:?}, alone {alone}");
+        }
     }
 
     #[test]
     fn small_frames_overlap_wherever_there_are_lanes() {
-        for uploaded in [false, true] {
-            for alone in [false, true] {
-                assert_eq!(
-                    launch(Some(true), true, true, uploaded, alone),
-                    Launch::Overlapped
-                );
-            }
-        }
-        // Without a place among the overlapping engines: no graphs at all (Auto) ...
-        assert_eq!(launch(None, false, true, false, true), Launch::Streams);
-        // ... or graphs one after another (Always).
-        assert_eq!(launch(Some(true), false, true, false, true), Launch::Graph);
+        use Launch::*;
+        check(&[
+            (Some(true), true, true, false, false, Overlapped),
+            (Some(true), true, true, false, true, Overlapped),
+            (Some(true), true, true, true, false, Overlapped),
+            (Some(true), true, true, true, true, Overlapped),
+            // Without a place among the overlapping engines: no graphs at all (Auto) ...
+            (None, false, true, false, true, Streams),
+            // ... or graphs one after another (Always).
+            (Some(true), false, true, false, true, Graph),
+        ]);
     }
 
     #[test]
     fn large_device_frames_overlap_only_while_their_engine_is_alone() {
-        assert_eq!(
-            launch(Some(false), true, false, false, true),
-            Launch::Overlapped
-        );
-        assert_eq!(
-            launch(Some(false), true, false, false, false),
-            Launch::Streams
-        );
-        // Every frame a graph (Always): one after another while other engines are busy.
-        assert_eq!(launch(Some(true), true, false, false, false), Launch::Graph);
-        // No lanes: separate launches, as before large frames could overlap.
-        assert_eq!(
-            launch(Some(false), false, false, false, true),
-            Launch::Streams
-        );
-        assert_eq!(launch(None, false, false, false, true), Launch::Streams);
+        use Launch::*;
+        check(&[
+            (Some(false), true, false, false, true, Overlapped),
+            (Some(false), true, false, false, false, Streams),
+            // Every frame a graph (Always): one after another while other engines are busy.
+            (Some(true), true, false, false, false, Graph),
+            // No lanes: separate launches, as before large frames could overlap.
+            (Some(false), false, false, false, true, Streams),
+            (None, false, false, false, true, Streams),
+        ]);
     }
 
     #[test]
     fn large_uploaded_frames_are_graphs_one_after_another() {
-        for lanes in [false, true] {
-            for alone in [false, true] {
-                assert_eq!(
-                    launch(Some(false), lanes, false, true, alone),
-                    Launch::Graph
-                );
-            }
-        }
-        assert_eq!(launch(None, false, false, true, true), Launch::Streams);
+        use Launch::*;
+        check(&[
+            (Some(false), true, false, true, true, Graph),
+            (Some(false), true, false, true, false, Graph),
+            (Some(false), false, false, true, true, Graph),
+            (None, false, false, true, true, Streams),
+        ]);
     }
 
     #[test]
