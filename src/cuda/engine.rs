@@ -504,7 +504,8 @@ impl Lanes {
 /// slot's executable graph updated with it, launched on the main stream. The events fork the
 /// other two streams off the main one inside the capture and join them back.
 struct Graphs {
-    /// Frames in device memory too, not only uploaded ones ([`GraphUse`]).
+    /// Every frame in device memory too, not only uploaded ones and those that overlap
+    /// ([`GraphUse`], [`launch_for`]).
     device_frames: bool,
     execs: Vec<Option<GraphExec>>,
     fork: Event,
@@ -634,7 +635,8 @@ pub struct GpuFeatures {
     in_flight: std::collections::VecDeque<InFlight>,
     /// Held while `in_flight` is not empty.
     busy: Option<Busy>,
-    /// Slots in use: [`SLOTS`] with overlapping graphs, else [`SERIAL_SLOTS`].
+    /// Slots in use: [`SLOTS`] with lanes (also for frames that do not overlap), else
+    /// [`SERIAL_SLOTS`].
     slots: usize,
     next_slot: usize,
     graphs: Option<Graphs>,
