@@ -3,86 +3,19 @@
 
 mod common;
 
+use common::spatial::{self, SynthCase};
+
 use common::synth::{synth_distort, synth_lines, SplitMix};
 
 use std::path::Path;
 
-use serde_json::Value;
-use vmafcuda::features::adm::{AdmExtractor, AdmScores, DEFAULT_ADM_ENHN_GAIN_LIMIT};
+use vmafcuda::features::adm::{AdmExtractor, DEFAULT_ADM_ENHN_GAIN_LIMIT};
 use vmafcuda::features::simd::SimdLevel;
 use vmafcuda::y4m::Y4mReader;
 
-/// Scores every frame pair of two clips.
-fn score_clips(reference: &Path, distorted: &Path, gain_limit: f64) -> Vec<AdmScores> {
-    let mut r = Y4mReader::open(reference).expect("open reference");
-    let mut d = Y4mReader::open(distorted).expect("open distorted");
-    let (w, h, bpc) = {
-        let hd = r.header();
-        (hd.width, hd.height, hd.bpc)
-    };
-    let mut adm = AdmExtractor::new(w, h, bpc, gain_limit);
-    let mut out = Vec::new();
-    while let (Some(rp), Some(dp)) = (
-        r.read_picture().expect("read reference"),
-        d.read_picture().expect("read distorted"),
-    ) {
-        out.push(adm.extract(&rp.luma.view(), &dp.luma.view()));
-    }
-    out
-}
-
-fn compare(label: &str, ours: &[AdmScores], expected: &Value, suffix: &str, tol: f64) {
-    let frames = expected["frames"].as_array().expect("frames");
-    assert_eq!(ours.len(), frames.len(), "{label}: frame count");
-    let mut worst = 0f64;
-    for (i, (o, e)) in ours.iter().zip(frames).enumerate() {
-        let m = &e["metrics"];
-        let values = [
-            ("integer_adm2", o.adm2),
-            ("integer_adm_scale0", o.scale[0]),
-            ("integer_adm_scale1", o.scale[1]),
-            ("integer_adm_scale2", o.scale[2]),
-            ("integer_adm_scale3", o.scale[3]),
-            ("integer_aim", o.aim),
-            ("integer_adm3", o.adm3),
-        ];
-        for (key, ov) in values {
-            let key = format!("{key}{suffix}");
-            let ev = m[&key]
-                .as_f64()
-                .unwrap_or_else(|| panic!("{label}: no {key}"));
-            let diff = (ov - ev).abs();
-            worst = worst.max(diff);
-            assert!(
-                diff <= tol,
-                "{label} frame {i} {key}: ours {ov:?} libvmaf {ev:?} (diff {diff:e})"
-            );
-        }
-    }
-    eprintln!("{label}: {} frames, max |diff| {worst:e}", ours.len());
-}
-
 /// A corpus pair against its full-precision JSON; `neg` also checks the `_egl_1` values.
 fn check_pair(pair: &str, neg: bool) {
-    let reference = common::pair_reference(pair);
-    let distorted = common::pair_distorted(pair);
-    let ours = score_clips(&reference, &distorted, DEFAULT_ADM_ENHN_GAIN_LIMIT);
-    let expected = common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json"));
-    compare(pair, &ours, &expected, "", 1e-9);
-    if neg {
-        let ours = score_clips(&reference, &distorted, 1.0);
-        let expected = common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1neg.full.json"));
-        compare(&format!("{pair} (egl 1)"), &ours, &expected, "_egl_1", 1e-9);
-    }
-}
-
-/// An edge case of the corpus (`edge_cases/<name>_ref/_dist.y4m.zst`).
-fn check_edge(name: &str, json: &str, tol: f64) {
-    let reference = common::y4m(&format!("edge_cases/{name}_ref.y4m.zst"));
-    let distorted = common::y4m(&format!("edge_cases/{name}_dist.y4m.zst"));
-    let ours = score_clips(&reference, &distorted, DEFAULT_ADM_ENHN_GAIN_LIMIT);
-    let expected = common::load_json(&format!("edge_cases/{json}"));
-    compare(name, &ours, &expected, "", tol);
+    spatial::check_pair::<AdmExtractor>(pair, neg, 1e-9);
 }
 
 #[test]
@@ -122,44 +55,29 @@ fn testsrc2_synthetic_edges() {
 
 #[test]
 fn odd_19x19() {
-    check_edge("odd_19x19", "odd_19x19.vmaf_v0.6.1.full.json", 1e-9);
+    spatial::check_edge::<AdmExtractor>("odd_19x19", "odd_19x19.vmaf_v0.6.1.full.json", 1e-9);
 }
 
 #[test]
 fn tiny_18x18() {
     // This JSON carries libvmaf's 6-decimal print only.
-    check_edge("tiny_18x18", "tiny_18x18.vmaf_v0.6.1.json", 5e-7);
+    spatial::check_edge::<AdmExtractor>("tiny_18x18", "tiny_18x18.vmaf_v0.6.1.json", 5e-7);
 }
 
 #[test]
 fn flat_frames_score_one() {
-    let black = common::y4m("edge_cases/flat_black_64x36.y4m.zst");
-    let gray = common::y4m("edge_cases/flat_gray_64x36.y4m.zst");
-    for (d, json) in [
-        (&black, "flat_black_vs_black.vmaf_v0.6.1.json"),
-        (&gray, "flat_black_vs_gray.vmaf_v0.6.1.json"),
-    ] {
-        let ours = score_clips(&black, d, DEFAULT_ADM_ENHN_GAIN_LIMIT);
-        for o in &ours {
-            assert_eq!(o.adm2, 1.0);
-            assert_eq!(o.scale, [1.0; 4]);
-            assert_eq!(o.adm3, 1.0);
-            assert_eq!(o.aim, 0.0);
-        }
-        let expected = common::load_json(&format!("edge_cases/{json}"));
-        compare(json, &ours, &expected, "", 0.0);
-    }
+    spatial::check_flat_frames::<AdmExtractor>(|o| {
+        assert_eq!(o.adm2, 1.0);
+        assert_eq!(o.scale, [1.0; 4]);
+        assert_eq!(o.adm3, 1.0);
+        assert_eq!(o.aim, 0.0);
+    });
 }
 
-/// Every SIMD level the CPU supports gives exactly the scalar level's scores (levels the CPU
-/// lacks are reported as skipped: run this on such a machine too).
+/// Every SIMD level the CPU supports gives exactly the scalar level's scores.
 #[test]
 fn every_simd_level_matches_scalar() {
-    let levels = SimdLevel::supported();
-    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
-        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
-    }
-    for (pair, frames, gain) in [
+    spatial::every_simd_level_matches_scalar::<AdmExtractor>(&[
         (
             "s_chelsea_641x359__x264_crf27_padcrop",
             3,
@@ -167,78 +85,16 @@ fn every_simd_level_matches_scalar() {
         ),
         ("s_coffee_1280x720_10bit__x265_crf28", 2, 1.0),
         ("s_coffee_576x324__unsharp_5x5_1.2", 3, 1.7),
-    ] {
-        let mut r = Y4mReader::open(common::pair_reference(pair)).expect("open reference");
-        let mut d = Y4mReader::open(common::pair_distorted(pair)).expect("open distorted");
-        let (w, h, bpc) = {
-            let hd = r.header();
-            (hd.width, hd.height, hd.bpc)
-        };
-        let mut extractors: Vec<_> = levels
-            .iter()
-            .map(|&l| {
-                let mut x = AdmExtractor::new(w, h, bpc, gain);
-                assert_eq!(x.set_simd_level(l), l);
-                x
-            })
-            .collect();
-        for _ in 0..frames {
-            let rp = r.read_picture().expect("read").expect("frame");
-            let dp = d.read_picture().expect("read").expect("frame");
-            let (rv, dv) = (rp.luma.view(), dp.luma.view());
-            let scalar = extractors[0].extract(&rv, &dv);
-            for (x, level) in extractors[1..].iter_mut().zip(&levels[1..]) {
-                assert_eq!(x.extract(&rv, &dv), scalar, "{pair} at {level}");
-            }
-        }
-    }
+    ]);
 }
 
 /// Planes with a stride larger than their width give the same scores.
 #[test]
 fn padded_stride() {
-    use vmafcuda::frame::{Plane, Samples};
-    for pair in [
+    spatial::padded_stride_scores_the_same::<AdmExtractor>(&[
         "s_rocket_176x144__x264_crf32",
         "s_coffee_1280x720_10bit__x265_crf28",
-    ] {
-        let mut r = Y4mReader::open(common::pair_reference(pair)).expect("open reference");
-        let mut d = Y4mReader::open(common::pair_distorted(pair)).expect("open distorted");
-        let rp = r.read_picture().expect("read").expect("frame");
-        let dp = d.read_picture().expect("read").expect("frame");
-        let (rv, dv) = (rp.luma.view(), dp.luma.view());
-        let (w, h, bpc) = (rv.width, rv.height, rv.bpc);
-        let stride = w + 13;
-        let pad16 = |p: &Plane| -> Vec<u16> {
-            let mut v = vec![0xffffu16 >> (16 - bpc); stride * h];
-            for y in 0..h {
-                for x in 0..w {
-                    v[y * stride + x] = p.get(x, y) as u16;
-                }
-            }
-            v
-        };
-        let (r16, d16) = (pad16(&rv), pad16(&dv));
-        let (r8, d8): (Vec<u8>, Vec<u8>) = (
-            r16.iter().map(|&v| v as u8).collect(),
-            d16.iter().map(|&v| v as u8).collect(),
-        );
-        let mk = |samples| Plane {
-            samples,
-            width: w,
-            height: h,
-            stride,
-            bpc,
-        };
-        let (rs, ds) = if bpc == 8 {
-            (Samples::U8(&r8[..]), Samples::U8(&d8[..]))
-        } else {
-            (Samples::U16(&r16[..]), Samples::U16(&d16[..]))
-        };
-        let mut a = AdmExtractor::new(w, h, bpc, DEFAULT_ADM_ENHN_GAIN_LIMIT);
-        let mut b = AdmExtractor::new(w, h, bpc, DEFAULT_ADM_ENHN_GAIN_LIMIT);
-        assert_eq!(a.extract(&rv, &dv), b.extract(&mk(rs), &mk(ds)), "{pair}");
-    }
+    ]);
 }
 
 /// Release-mode timing at 1080p: `cargo test --release --test feature_adm -- --ignored --nocapture`.
@@ -289,9 +145,7 @@ fn timing_1080p() {
 // blocks that read past a row (also across frames), out-of-range DWT rows/columns of tiny
 // pictures, non-integer gain limits; at 8, 10, 12 and 16 bits.
 
-/// One synthetic case: (name, width, height, bpc, gain limit, frames of (reference, distorted)).
-type SynthCase = (String, usize, usize, u32, f64, Vec<(Vec<u16>, Vec<u16>)>);
-
+/// The synthetic cases ([`SynthCase`]).
 fn synth_cases() -> Vec<SynthCase> {
     // (width, height, bpc, gain limit)
     let specs: &[(usize, usize, u32, f64)] = &[
@@ -349,86 +203,13 @@ fn synth_cases() -> Vec<SynthCase> {
         .collect()
 }
 
-/// Scores a synthetic case; returns one line per frame: the seven values as f64 bit patterns.
-fn synth_scores(case: &SynthCase) -> Vec<String> {
-    use vmafcuda::frame::{Plane, Samples};
-    let (_, w, h, bpc, gain, frames) = case;
-    let (w, h, bpc) = (*w, *h, *bpc);
-    let mut adm = AdmExtractor::new(w, h, bpc, *gain);
-    // The same frames at every other SIMD level the CPU has.
-    let mut others: Vec<_> = SimdLevel::supported()
-        .into_iter()
-        .filter(|&l| l != adm.simd_level())
-        .map(|l| {
-            let mut x = AdmExtractor::new(w, h, bpc, *gain);
-            x.set_simd_level(l);
-            x
-        })
-        .collect();
-    frames
-        .iter()
-        .map(|(r, d)| {
-            let (r8, d8): (Vec<u8>, Vec<u8>) = (
-                r.iter().map(|&v| v as u8).collect(),
-                d.iter().map(|&v| v as u8).collect(),
-            );
-            let (rs, ds) = if bpc == 8 {
-                (Samples::U8(&r8[..]), Samples::U8(&d8[..]))
-            } else {
-                (Samples::U16(&r[..]), Samples::U16(&d[..]))
-            };
-            let mk = |samples| Plane {
-                samples,
-                width: w,
-                height: h,
-                stride: w,
-                bpc,
-            };
-            let o = adm.extract(&mk(rs), &mk(ds));
-            for x in &mut others {
-                let level = x.simd_level();
-                assert_eq!(o, x.extract(&mk(rs), &mk(ds)), "{level} path");
-            }
-            [
-                o.adm2, o.scale[0], o.scale[1], o.scale[2], o.scale[3], o.aim, o.adm3,
-            ]
-            .map(|v| format!("{:016x}", v.to_bits()))
-            .join(" ")
-        })
-        .collect()
-}
-
-/// Writes the synthetic cases as raw little-endian planes (`<name>.r`, `<name>.d`, all frames
-/// back to back) plus `cases.txt` (`name width height bpc gain frames`) into the directory named
-/// by `VMAFCUDA_ADM_SYNTH_OUT`, to feed libvmaf's extractor and regenerate [`SYNTH_EXPECTED`]:
+/// Writes the synthetic cases as raw planes plus `cases.txt` into the directory named by
+/// `VMAFCUDA_ADM_SYNTH_OUT`, to feed libvmaf's extractor and regenerate [`SYNTH_EXPECTED`]:
 /// `VMAFCUDA_ADM_SYNTH_OUT=dir cargo test --test feature_adm write_synth_cases -- --ignored`.
 #[test]
 #[ignore]
 fn write_synth_cases() {
-    let Some(dir) = std::env::var_os("VMAFCUDA_ADM_SYNTH_OUT") else {
-        return;
-    };
-    let dir = Path::new(&dir);
-    std::fs::create_dir_all(dir).expect("mkdir");
-    let mut list = String::new();
-    for (name, w, h, bpc, gain, frames) in synth_cases() {
-        for (tag, pick) in [("r", 0), ("d", 1)] {
-            let mut bytes = Vec::new();
-            for f in &frames {
-                let plane = if pick == 0 { &f.0 } else { &f.1 };
-                for &v in plane {
-                    if bpc == 8 {
-                        bytes.push(v as u8);
-                    } else {
-                        bytes.extend_from_slice(&v.to_le_bytes());
-                    }
-                }
-            }
-            std::fs::write(dir.join(format!("{name}.{tag}")), bytes).expect("write");
-        }
-        list += &format!("{name} {w} {h} {bpc} {gain:?} {}\n", frames.len());
-    }
-    std::fs::write(dir.join("cases.txt"), list).expect("write list");
+    spatial::write_synth_cases("VMAFCUDA_ADM_SYNTH_OUT", synth_cases());
 }
 
 /// Prints our scores of the synthetic cases in the format of [`SYNTH_EXPECTED`] (when
@@ -436,36 +217,14 @@ fn write_synth_cases() {
 #[test]
 #[ignore]
 fn print_synth_scores() {
-    if std::env::var_os("VMAFCUDA_ADM_SYNTH_OUT").is_none() {
-        return;
-    }
-    for case in synth_cases() {
-        for (i, line) in synth_scores(&case).iter().enumerate() {
-            println!("{} {i} {line}", case.0);
-        }
+    if std::env::var_os("VMAFCUDA_ADM_SYNTH_OUT").is_some() {
+        spatial::print_synth_scores::<AdmExtractor>(synth_cases());
     }
 }
 
 #[test]
 fn synth_cases_match_libvmaf_avx512() {
-    let expected: Vec<&str> = SYNTH_EXPECTED.lines().filter(|l| !l.is_empty()).collect();
-    let mut n = 0;
-    for case in synth_cases() {
-        for (i, line) in synth_scores(&case).iter().enumerate() {
-            let want = expected
-                .iter()
-                .find(|l| l.starts_with(&format!("{} {i} ", case.0)))
-                .unwrap_or_else(|| panic!("no expected scores for {} frame {i}", case.0));
-            let want = want.splitn(3, ' ').nth(2).expect("values");
-            assert_eq!(
-                line, want,
-                "{} frame {i} (adm2 s0 s1 s2 s3 aim adm3 as f64 bits)",
-                case.0
-            );
-            n += 1;
-        }
-    }
-    assert_eq!(n, expected.len());
+    spatial::check_synth_cases::<AdmExtractor>(synth_cases(), SYNTH_EXPECTED);
 }
 
 /// libvmaf 3.2.0 (f85a8536, AVX-512 build, gcc 12 -O3) on the synthetic cases: per frame the

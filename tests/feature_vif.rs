@@ -2,76 +2,19 @@
 
 mod common;
 
+use common::spatial::{self, SynthCase};
+
 use std::path::Path;
 
-use serde_json::Value;
 use vmafcuda::features::simd::SimdLevel;
-use vmafcuda::features::vif::{VifExtractor, VifScores, DEFAULT_VIF_ENHN_GAIN_LIMIT};
-use vmafcuda::frame::{Plane, Samples};
+use vmafcuda::features::vif::{VifExtractor, DEFAULT_VIF_ENHN_GAIN_LIMIT};
 use vmafcuda::y4m::Y4mReader;
 
 /// Scores every frame pair of two clips.
-fn score_clips(reference: &Path, distorted: &Path, gain_limit: f64) -> Vec<VifScores> {
-    let mut r = Y4mReader::open(reference).expect("open reference");
-    let mut d = Y4mReader::open(distorted).expect("open distorted");
-    let (w, h, bpc) = {
-        let hd = r.header();
-        (hd.width, hd.height, hd.bpc)
-    };
-    let mut vif = VifExtractor::new(w, h, bpc, gain_limit);
-    let mut out = Vec::new();
-    while let (Some(rp), Some(dp)) = (
-        r.read_picture().expect("read reference"),
-        d.read_picture().expect("read distorted"),
-    ) {
-        out.push(vif.extract(&rp.luma.view(), &dp.luma.view()));
-    }
-    out
-}
-
-fn compare(label: &str, ours: &[VifScores], expected: &Value, suffix: &str, tol: f64) {
-    let frames = expected["frames"].as_array().expect("frames");
-    assert_eq!(ours.len(), frames.len(), "{label}: frame count");
-    let mut worst = 0f64;
-    for (i, (o, e)) in ours.iter().zip(frames).enumerate() {
-        for (k, &ov) in o.scale.iter().enumerate() {
-            let key = format!("integer_vif_scale{k}{suffix}");
-            let ev = e["metrics"][&key]
-                .as_f64()
-                .unwrap_or_else(|| panic!("{label}: no {key}"));
-            let diff = (ov - ev).abs();
-            worst = worst.max(diff);
-            assert!(
-                diff <= tol,
-                "{label} frame {i} {key}: ours {ov:?} libvmaf {ev:?} (diff {diff:e})"
-            );
-        }
-    }
-    eprintln!("{label}: {} frames, max |diff| {worst:e}", ours.len());
-}
-
 /// A corpus pair against its full-precision JSON (exact equality expected); `neg` also checks
 /// the `_egl_1` values of `vmaf_v0.6.1neg`.
 fn check_pair(pair: &str, neg: bool) {
-    let reference = common::pair_reference(pair);
-    let distorted = common::pair_distorted(pair);
-    let ours = score_clips(&reference, &distorted, DEFAULT_VIF_ENHN_GAIN_LIMIT);
-    let expected = common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1.full.json"));
-    compare(pair, &ours, &expected, "", 0.0);
-    if neg {
-        let ours = score_clips(&reference, &distorted, 1.0);
-        let expected = common::load_json(&format!("vmaf/{pair}.vmaf_v0.6.1neg.full.json"));
-        compare(&format!("{pair} (egl 1)"), &ours, &expected, "_egl_1", 0.0);
-    }
-}
-
-/// An edge case of the corpus (`edge_cases/<name>_ref/_dist.y4m.zst`).
-fn check_edge(name: &str, json: &str, tol: f64) {
-    let reference = common::y4m(&format!("edge_cases/{name}_ref.y4m.zst"));
-    let distorted = common::y4m(&format!("edge_cases/{name}_dist.y4m.zst"));
-    let ours = score_clips(&reference, &distorted, DEFAULT_VIF_ENHN_GAIN_LIMIT);
-    let expected = common::load_json(&format!("edge_cases/{json}"));
-    compare(name, &ours, &expected, "", tol);
+    spatial::check_pair::<VifExtractor>(pair, neg, 0.0);
 }
 
 #[test]
@@ -111,66 +54,24 @@ fn testsrc2_synthetic_edges() {
 
 #[test]
 fn odd_19x19() {
-    check_edge("odd_19x19", "odd_19x19.vmaf_v0.6.1.full.json", 0.0);
+    spatial::check_edge::<VifExtractor>("odd_19x19", "odd_19x19.vmaf_v0.6.1.full.json", 0.0);
 }
 
 #[test]
 fn tiny_18x18() {
     // This JSON carries libvmaf's 6-decimal print only.
-    check_edge("tiny_18x18", "tiny_18x18.vmaf_v0.6.1.json", 5e-7);
+    spatial::check_edge::<VifExtractor>("tiny_18x18", "tiny_18x18.vmaf_v0.6.1.json", 5e-7);
 }
 
 #[test]
 fn flat_frames_score_one() {
-    let black = common::y4m("edge_cases/flat_black_64x36.y4m.zst");
-    let gray = common::y4m("edge_cases/flat_gray_64x36.y4m.zst");
-    for (d, json) in [
-        (&black, "flat_black_vs_black.vmaf_v0.6.1.json"),
-        (&gray, "flat_black_vs_gray.vmaf_v0.6.1.json"),
-    ] {
-        let ours = score_clips(&black, d, DEFAULT_VIF_ENHN_GAIN_LIMIT);
-        for o in &ours {
-            assert_eq!(o.scale, [1.0; 4]);
-        }
-        let expected = common::load_json(&format!("edge_cases/{json}"));
-        compare(json, &ours, &expected, "", 0.0);
-    }
+    spatial::check_flat_frames::<VifExtractor>(|o| assert_eq!(o.scale, [1.0; 4]));
 }
 
-/// Builds a plane view over `data` (8-bit content is narrowed to `u8`).
-fn with_plane<R>(
-    data: &[u16],
-    w: usize,
-    h: usize,
-    stride: usize,
-    bpc: u32,
-    f: impl FnOnce(&Plane) -> R,
-) -> R {
-    let narrow: Vec<u8>;
-    let samples = if bpc == 8 {
-        narrow = data.iter().map(|&v| v as u8).collect();
-        Samples::U8(&narrow)
-    } else {
-        Samples::U16(data)
-    };
-    f(&Plane {
-        samples,
-        width: w,
-        height: h,
-        stride,
-        bpc,
-    })
-}
-
-/// Every SIMD level the CPU supports gives exactly the scalar level's scores (levels the CPU
-/// lacks are reported as skipped: run this on such a machine too).
+/// Every SIMD level the CPU supports gives exactly the scalar level's scores.
 #[test]
 fn every_simd_level_matches_scalar() {
-    let levels = SimdLevel::supported();
-    for level in SimdLevel::ALL.into_iter().filter(|l| !levels.contains(l)) {
-        eprintln!("SKIPPED: SIMD level {level} (this CPU lacks it)");
-    }
-    for (pair, frames, gain) in [
+    spatial::every_simd_level_matches_scalar::<VifExtractor>(&[
         (
             "s_chelsea_641x359__x264_crf27_padcrop",
             3,
@@ -178,65 +79,16 @@ fn every_simd_level_matches_scalar() {
         ),
         ("s_coffee_1280x720_10bit__x265_crf28", 2, 1.0),
         ("s_coffee_576x324__unsharp_5x5_1.2", 3, 1.7),
-    ] {
-        let mut r = Y4mReader::open(common::pair_reference(pair)).expect("open reference");
-        let mut d = Y4mReader::open(common::pair_distorted(pair)).expect("open distorted");
-        let (w, h, bpc) = {
-            let hd = r.header();
-            (hd.width, hd.height, hd.bpc)
-        };
-        let mut extractors: Vec<_> = levels
-            .iter()
-            .map(|&l| {
-                let mut x = VifExtractor::new(w, h, bpc, gain);
-                assert_eq!(x.set_simd_level(l), l);
-                x
-            })
-            .collect();
-        for _ in 0..frames {
-            let rp = r.read_picture().expect("read").expect("frame");
-            let dp = d.read_picture().expect("read").expect("frame");
-            let (rv, dv) = (rp.luma.view(), dp.luma.view());
-            let scalar = extractors[0].extract(&rv, &dv);
-            for (x, level) in extractors[1..].iter_mut().zip(&levels[1..]) {
-                assert_eq!(x.extract(&rv, &dv), scalar, "{pair} at {level}");
-            }
-        }
-    }
+    ]);
 }
 
 /// Planes with a stride larger than their width give the same scores.
 #[test]
 fn padded_stride() {
-    for pair in [
+    spatial::padded_stride_scores_the_same::<VifExtractor>(&[
         "s_rocket_176x144__x264_crf32",
         "s_coffee_1280x720_10bit__x265_crf28",
-    ] {
-        let mut r = Y4mReader::open(common::pair_reference(pair)).expect("open reference");
-        let mut d = Y4mReader::open(common::pair_distorted(pair)).expect("open distorted");
-        let rp = r.read_picture().expect("read").expect("frame");
-        let dp = d.read_picture().expect("read").expect("frame");
-        let (rv, dv) = (rp.luma.view(), dp.luma.view());
-        let (w, h, bpc) = (rv.width, rv.height, rv.bpc);
-        let stride = w + 13;
-        let pad = |p: &Plane| -> Vec<u16> {
-            let mut v = vec![0xffffu16 >> (16 - bpc); stride * h];
-            for y in 0..h {
-                for x in 0..w {
-                    v[y * stride + x] = p.get(x, y) as u16;
-                }
-            }
-            v
-        };
-        let (rp16, dp16) = (pad(&rv), pad(&dv));
-        let mut a = VifExtractor::new(w, h, bpc, DEFAULT_VIF_ENHN_GAIN_LIMIT);
-        let mut b = VifExtractor::new(w, h, bpc, DEFAULT_VIF_ENHN_GAIN_LIMIT);
-        let want = a.extract(&rv, &dv);
-        let got = with_plane(&rp16, w, h, stride, bpc, |rpl| {
-            with_plane(&dp16, w, h, stride, bpc, |dpl| b.extract(rpl, dpl))
-        });
-        assert_eq!(want, got, "{pair}");
-    }
+    ]);
 }
 
 #[test]
@@ -298,8 +150,6 @@ fn timing() {
 // its extractor interface by a small C harness; see `write_synth_cases`).
 
 /// One synthetic case: (name, width, height, bpc, gain limit, frames of (reference, distorted)).
-type SynthCase = (String, usize, usize, u32, f64, Vec<(Vec<u16>, Vec<u16>)>);
-
 /// xorshift64* generator.
 struct Rng(u64);
 impl Rng {
@@ -457,103 +307,25 @@ fn synth_cases() -> Vec<SynthCase> {
         .collect()
 }
 
-/// Scores a synthetic case (checking the baseline path agrees); one line per frame: the four
-/// scales as f64 bit patterns.
-fn synth_scores(case: &SynthCase) -> Vec<String> {
-    let (_, w, h, bpc, gain, frames) = case;
-    let (w, h, bpc) = (*w, *h, *bpc);
-    let mut vif = VifExtractor::new(w, h, bpc, *gain);
-    // The same frames at every other SIMD level the CPU has.
-    let mut others: Vec<_> = SimdLevel::supported()
-        .into_iter()
-        .filter(|&l| l != vif.simd_level())
-        .map(|l| {
-            let mut x = VifExtractor::new(w, h, bpc, *gain);
-            x.set_simd_level(l);
-            x
-        })
-        .collect();
-    frames
-        .iter()
-        .map(|(r, d)| {
-            let (o, b) = with_plane(r, w, h, w, bpc, |rp| {
-                with_plane(d, w, h, w, bpc, |dp| {
-                    let o = vif.extract(rp, dp);
-                    let b: Vec<_> = others.iter_mut().map(|x| x.extract(rp, dp)).collect();
-                    (o, b)
-                })
-            });
-            for (b, x) in b.iter().zip(&others) {
-                assert_eq!(&o, b, "{} path", x.simd_level());
-            }
-            o.scale.map(|v| format!("{:016x}", v.to_bits())).join(" ")
-        })
-        .collect()
-}
-
-/// Writes the synthetic cases as raw little-endian planes (`<name>.r`, `<name>.d`, all frames
-/// back to back) plus `cases.txt` (`name width height bpc gain frames`) into the directory named
-/// by `VMAFCUDA_VIF_SYNTH_OUT`, to score them with libvmaf and regenerate [`SYNTH_EXPECTED`]:
+/// Writes the synthetic cases as raw planes plus `cases.txt` into the directory named by
+/// `VMAFCUDA_VIF_SYNTH_OUT`, to score them with libvmaf and regenerate [`SYNTH_EXPECTED`]:
 /// `VMAFCUDA_VIF_SYNTH_OUT=dir cargo test --test feature_vif write_synth_cases -- --ignored`.
 #[test]
 #[ignore]
 fn write_synth_cases() {
-    let Some(dir) = std::env::var_os("VMAFCUDA_VIF_SYNTH_OUT") else {
-        return;
-    };
-    let dir = Path::new(&dir);
-    std::fs::create_dir_all(dir).expect("mkdir");
-    let mut list = String::new();
-    for (name, w, h, bpc, gain, frames) in synth_cases() {
-        for (tag, pick) in [("r", 0), ("d", 1)] {
-            let mut bytes = Vec::new();
-            for f in &frames {
-                for &v in if pick == 0 { &f.0 } else { &f.1 } {
-                    if bpc == 8 {
-                        bytes.push(v as u8);
-                    } else {
-                        bytes.extend_from_slice(&v.to_le_bytes());
-                    }
-                }
-            }
-            std::fs::write(dir.join(format!("{name}.{tag}")), bytes).expect("write");
-        }
-        list += &format!("{name} {w} {h} {bpc} {gain:?} {}\n", frames.len());
-    }
-    std::fs::write(dir.join("cases.txt"), list).expect("write list");
+    spatial::write_synth_cases("VMAFCUDA_VIF_SYNTH_OUT", synth_cases());
 }
 
 /// Prints our scores of the synthetic cases in the format of [`SYNTH_EXPECTED`].
 #[test]
 #[ignore]
 fn print_synth_scores() {
-    for case in synth_cases() {
-        for (i, line) in synth_scores(&case).iter().enumerate() {
-            println!("{} {i} {line}", case.0);
-        }
-    }
+    spatial::print_synth_scores::<VifExtractor>(synth_cases());
 }
 
 #[test]
 fn synth_cases_match_libvmaf() {
-    let expected: Vec<&str> = SYNTH_EXPECTED.lines().filter(|l| !l.is_empty()).collect();
-    let mut n = 0;
-    for case in synth_cases() {
-        for (i, line) in synth_scores(&case).iter().enumerate() {
-            let prefix = format!("{} {i} ", case.0);
-            let want = expected
-                .iter()
-                .find_map(|l| l.strip_prefix(&prefix))
-                .unwrap_or_else(|| panic!("no expected scores for {} frame {i}", case.0));
-            assert_eq!(
-                line, want,
-                "{} frame {i} (integer_vif_scale0..3 as f64 bits)",
-                case.0
-            );
-            n += 1;
-        }
-    }
-    assert_eq!(n, expected.len());
+    spatial::check_synth_cases::<VifExtractor>(synth_cases(), SYNTH_EXPECTED);
 }
 
 /// libvmaf 3.2.0 (f85a8536) on the synthetic cases, per frame the f64 bits of

@@ -3,6 +3,7 @@
 
 pub mod gpu;
 pub mod report;
+pub mod spatial;
 pub mod synth;
 pub mod zst;
 
