@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::gpu::gpu;
+use common::gpu::{assert_no_live_resources, gpu};
 use common::report::assert_identical;
 
 use serde_json::Value;
@@ -107,10 +107,8 @@ fn cuda_equals_cpu_and_libvmaf_on_every_corpus_pair_and_model() {
     let mut checked = 0;
     let mut against_libvmaf = 0;
     for (pair, entry) in manifest["pairs"].as_object().expect("pairs") {
-        let refs = read_all(&common::pair_reference(pair));
-        let dists = read_all(&common::pair_distorted(pair));
-        let n = refs.len().min(dists.len());
-        let (refs, dists) = (&refs[..n], &dists[..n]);
+        let (refs, dists) = corpus_pair(pair, usize::MAX);
+        let (refs, dists, n) = (&refs[..], &dists[..], refs.len());
         for (model, rel) in entry["vmaf_json"].as_object().expect("vmaf_json") {
             let Some(model) = model.strip_suffix(".full") else {
                 continue;
@@ -132,11 +130,7 @@ fn cuda_equals_cpu_and_libvmaf_on_every_corpus_pair_and_model() {
     }
     assert!(checked >= 16, "only {checked} pair/model runs");
     eprintln!("CUDA == CPU on {checked} pair/model runs; {against_libvmaf} of them whole clips also within 1e-9 of libvmaf");
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 #[test]
@@ -175,11 +169,7 @@ fn cuda_shots_equal_fresh_per_shot_libvmaf_runs() {
         }
         eprintln!("CUDA shots == libvmaf per-shot runs: {pair} {model}");
     }
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// Uploads a picture's planes into device memory with a pitch wider than the rows.
@@ -243,21 +233,13 @@ fn try_device_picture(
 fn host_and_device_frames_alternating_score_like_the_cpu() {
     let Some(_g) = gpu() else { return };
     let pair = "s_coffee_1280x720_10bit__x265_crf28";
-    let refs = read_all(&common::pair_reference(pair));
-    let dists = read_all(&common::pair_distorted(pair));
-    let n = refs.len().min(dists.len()).min(12);
-    let cpu = score(
-        &refs[..n],
-        &dists[..n],
-        "vmaf_v0.6.1",
-        &[0, 7],
-        BackendRequest::Cpu,
-    );
+    let (refs, dists) = corpus_pair(pair, 12);
+    let cpu = score(&refs, &dists, "vmaf_v0.6.1", &[0, 7], BackendRequest::Cpu);
     let ctx = cuda::Context::primary(0).expect("ctx");
     let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[0, 7], &refs[0]);
     assert_eq!(s.backend(), BackendKind::Cuda);
     let mut kept = Vec::new();
-    for (k, (r, d)) in refs[..n].iter().zip(&dists[..n]).enumerate() {
+    for (k, (r, d)) in refs.iter().zip(&dists).enumerate() {
         if k % 3 == 1 {
             s.push(&r.view(), &d.view()).expect("push");
         } else {
@@ -272,11 +254,7 @@ fn host_and_device_frames_alternating_score_like_the_cpu() {
     drop(kept);
     assert_identical(&format!("{pair} host and device frames"), &gpu, &cpu);
     drop(ctx);
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 #[test]
@@ -286,20 +264,12 @@ fn device_frames_read_in_place_equal_host_frames() {
         "s_chelsea_641x359__x264_crf27_padcrop",
         "s_coffee_1280x720_10bit__x265_crf28",
     ] {
-        let refs = read_all(&common::pair_reference(pair));
-        let dists = read_all(&common::pair_distorted(pair));
-        let n = refs.len().min(dists.len()).min(6);
-        let cpu = score(
-            &refs[..n],
-            &dists[..n],
-            "vmaf_v0.6.1",
-            &[0, 3],
-            BackendRequest::Cpu,
-        );
+        let (refs, dists) = corpus_pair(pair, 6);
+        let cpu = score(&refs, &dists, "vmaf_v0.6.1", &[0, 3], BackendRequest::Cpu);
         let ctx = cuda::Context::primary(0).expect("ctx");
         let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[0, 3], &refs[0]);
         assert_eq!(s.backend(), BackendKind::Cuda);
-        for (r, d) in refs[..n].iter().zip(&dists[..n]) {
+        for (r, d) in refs.iter().zip(&dists) {
             // The chroma planes of the corpus are ceil-sized; PSNR uses libvmaf's floor size,
             // which the host path crops to: do the same on the device views.
             let (rb, mut rp) = device_picture(&ctx, r);
@@ -324,11 +294,7 @@ fn device_frames_read_in_place_equal_host_frames() {
         drop(ctx);
         eprintln!("CUDA device frames == CPU: {pair}");
     }
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// How a test lays a picture out in device memory, as a decoder or an upload element would.
@@ -558,11 +524,7 @@ fn p010_device_frames_score_like_host_frames() {
     for layouts in [(P010, P010), (misaligned, misaligned)] {
         assert_layouts_score_like_cpu("chelsea 641x359 at 10 bits", &refs, &dists, layouts, None);
     }
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// NV12 (8-bit, interleaved chroma) read in place, PSNR's Cb and Cr included: a whole corpus
@@ -585,11 +547,7 @@ fn nv12_device_frames_score_like_host_frames() {
     for layouts in [(NV12, NV12), (misaligned, misaligned)] {
         assert_layouts_score_like_cpu(pair, &refs, &dists, layouts, None);
     }
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// Reference and distorted in different layouts of one depth (an MSB-aligned and an
@@ -631,11 +589,7 @@ fn mixed_sample_alignment_scores_like_host_frames() {
         (p016_nv, p016_nv),
         None,
     );
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// Device pictures the engine cannot read as described are refused with a clear error (no
@@ -810,21 +764,19 @@ fn stateful_adm_widths_score_in_order_and_restart_per_shot() {
 fn pipelined_device_frames_equal_cpu_across_shots() {
     let Some(_g) = gpu() else { return };
     let pair = "s_multishot_576x324__x264_crf30";
-    let refs = read_all(&common::pair_reference(pair));
-    let dists = read_all(&common::pair_distorted(pair));
-    let n = refs.len().min(dists.len()).min(24);
+    let (refs, dists) = corpus_pair(pair, 24);
     let starts = [0, 1, 2, 5, 14, 15];
     let cpu = score(
-        &refs[..n],
-        &dists[..n],
+        &refs,
+        &dists,
         "vmaf_v0.6.1neg",
         &starts,
         BackendRequest::Cpu,
     );
     let ctx = cuda::Context::primary(0).expect("ctx");
-    let frames: Vec<_> = refs[..n]
+    let frames: Vec<_> = refs
         .iter()
-        .zip(&dists[..n])
+        .zip(&dists)
         .map(|(r, d)| (device_picture(&ctx, r), device_picture(&ctx, d)))
         .collect();
     let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1neg", &starts, &refs[0]);
@@ -848,7 +800,7 @@ fn pipelined_device_frames_equal_cpu_across_shots() {
         let mut c = config("vmaf_v0.6.1neg", &cpu_starts);
         c.psnr = false;
         let mut sc = Scorer::with_backend(c, geometry(&refs[0]), BackendRequest::Cpu).expect("cpu");
-        for (r, d) in refs[..n].iter().zip(&dists[..n]) {
+        for (r, d) in refs.iter().zip(&dists) {
             sc.push(&r.view(), &d.view()).expect("push");
         }
         sc.finish()
@@ -874,11 +826,7 @@ fn pipelined_device_frames_equal_cpu_across_shots() {
         "CUDA pipelined device frames == CPU across {} shots",
         gpu.shots.len()
     );
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// Eight threads, each with its own scorer, all on one borrowed context (as eight elements in
@@ -888,10 +836,8 @@ fn pipelined_device_frames_equal_cpu_across_shots() {
 fn eight_scorers_on_one_context_agree_with_one() {
     let Some(_g) = gpu() else { return };
     let pair = "s_astronaut_576x324__x264_crf28";
-    let refs = read_all(&common::pair_reference(pair));
-    let dists = read_all(&common::pair_distorted(pair));
-    let n = refs.len().min(dists.len()).min(4);
-    let (refs, dists) = (&refs[..n], &dists[..n]);
+    let (refs, dists) = corpus_pair(pair, 4);
+    let (refs, dists) = (&refs[..], &dists[..]);
     let ctx = cuda::Context::primary(0).expect("ctx");
     let single = score(
         refs,
@@ -937,11 +883,7 @@ fn eight_scorers_on_one_context_agree_with_one() {
     eprintln!(
         "8 threads x {reps} repetitions on one context: every score identical to a single scorer's"
     );
-    assert!(
-        cuda::live_resources().is_zero(),
-        "{:?}",
-        cuda::live_resources()
-    );
+    assert_no_live_resources("at the end");
 }
 
 /// The whole engine under injected driver faults: for each kind of operation (allocation,
@@ -953,10 +895,8 @@ fn injected_faults_anywhere_in_the_engine_fail_cleanly() {
     use vmafcuda::cuda::{fault, FaultKind};
     let Some(_g) = gpu() else { return };
     let pair = "s_chelsea_641x359__x264_crf27_padcrop";
-    let refs = read_all(&common::pair_reference(pair));
-    let dists = read_all(&common::pair_distorted(pair));
-    let n = refs.len().min(dists.len()).min(4);
-    let (refs, dists) = (&refs[..n], &dists[..n]);
+    let (refs, dists) = corpus_pair(pair, 4);
+    let (refs, dists) = (&refs[..], &dists[..]);
     let cpu = score(refs, dists, "vmaf_v0.6.1neg", &[0, 2], BackendRequest::Cpu);
     // Two shots, host frames then device frames, psnr on: every kind of operation is used,
     // with either shot-boundary mode (a full rebuild builds the second shot's engine, and the
@@ -1069,10 +1009,8 @@ fn injected_faults_mid_stream_with_auto_continue_on_the_cpu_identically() {
     use vmafcuda::cuda::{fault, FaultKind};
     let Some(_g) = gpu() else { return };
     let pair = "s_chelsea_641x359__x264_crf27_padcrop";
-    let refs = read_all(&common::pair_reference(pair));
-    let dists = read_all(&common::pair_distorted(pair));
-    let n = refs.len().min(dists.len()).min(6);
-    let (refs, dists) = (&refs[..n], &dists[..n]);
+    let (refs, dists) = corpus_pair(pair, 6);
+    let (refs, dists, n) = (&refs[..], &dists[..], refs.len());
     let cpu = score(refs, dists, "vmaf_v0.6.1neg", &[0, 3], BackendRequest::Cpu);
     // Device copies of the frames, made before any fault is armed, in device 0's primary
     // context (the one `Auto` uses).
