@@ -149,7 +149,6 @@ fn timing() {
 // odd sizes, non-integer gain limits), scored by libvmaf's own `integer_vif.c` (driven through
 // its extractor interface by a small C harness; see `write_synth_cases`).
 
-/// One synthetic case: (name, width, height, bpc, gain limit, frames of (reference, distorted)).
 /// xorshift64* generator.
 struct Rng(u64);
 impl Rng {
@@ -265,6 +264,7 @@ fn synth_distort(rng: &mut Rng, img: &[u16], w: usize, h: usize, maxv: u32) -> V
     }
 }
 
+/// The synthetic cases ([`SynthCase`]).
 fn synth_cases() -> Vec<SynthCase> {
     // (width, height, bpc, gain limit)
     let specs: &[(usize, usize, u32, f64)] = &[
