@@ -1,6 +1,7 @@
 //! The checks the CPU's two spatial features, ADM and VIF, share: a clip scored frame by frame,
 //! compared with libvmaf's JSON metric by metric; every SIMD level against the scalar one; planes
-//! with padded rows. Each feature's test file names its cases and tolerances.
+//! with padded rows; synthetic cases against libvmaf's bits. Each feature's test file names its
+//! cases, tolerances and expected tables.
 
 use std::fmt::Debug;
 use std::fs::File;
