@@ -495,11 +495,14 @@ fn assert_layouts_score_like_cpu(
     );
 }
 
+/// The first `frames` frame pairs of a corpus pair (at most as many as both clips have).
 fn corpus_pair(pair: &str, frames: usize) -> (Vec<Picture>, Vec<Picture>) {
-    let refs = read_all(&common::pair_reference(pair));
-    let dists = read_all(&common::pair_distorted(pair));
+    let mut refs = read_all(&common::pair_reference(pair));
+    let mut dists = read_all(&common::pair_distorted(pair));
     let n = refs.len().min(dists.len()).min(frames);
-    (refs[..n].to_vec(), dists[..n].to_vec())
+    refs.truncate(n);
+    dists.truncate(n);
+    (refs, dists)
 }
 
 /// P010 (MSB-aligned 10-bit, interleaved chroma) read in place: the corpus's 10-bit pair, an
