@@ -1473,29 +1473,26 @@ mod tests {
 
     #[test]
     fn alone_is_asked_only_for_large_device_frames_with_lanes() {
-        let mut asked = 0;
-        let case = |small, uploaded, lanes| LaunchCase {
-            graph_device_frames: Some(false),
-            lanes,
-            small,
-            uploaded,
-        };
-        for (small, uploaded, lanes) in [
-            (true, false, true),
-            (false, true, true),
-            (false, false, false),
+        // (small, uploaded, lanes) -> whether `alone` is asked.
+        for (small, uploaded, lanes, asks) in [
+            (true, false, true, false),
+            (false, true, true, false),
+            (false, false, false, false),
+            (false, false, true, true),
         ] {
-            launch_for(case(small, uploaded, lanes), || {
-                asked += 1;
+            let case = LaunchCase {
+                graph_device_frames: Some(false),
+                lanes,
+                small,
+                uploaded,
+            };
+            let mut asked = false;
+            launch_for(case, || {
+                asked = true;
                 true
             });
+            assert_eq!(asked, asks, "{case:?}");
         }
-        assert_eq!(asked, 0);
-        launch_for(case(false, false, true), || {
-            asked += 1;
-            true
-        });
-        assert_eq!(asked, 1);
     }
 
     #[test]
