@@ -43,6 +43,8 @@ const STATE_WORDS: usize = 7;
 /// Scale 3's count of finished rows (the last one writes the results to the pinned slot).
 const ROWS_DONE_OFFSET: usize = 32;
 const OOB_OFFSET: usize = 64;
+/// Alignment of each part of the scratch allocation (bytes).
+const SCRATCH_ALIGN: usize = 256;
 
 /// The ADM kernels of one context; cheap to clone.
 #[derive(Clone)]
@@ -196,10 +198,13 @@ pub struct GpuAdm {
     bpc: u32,
     kernels: AdmKernels,
     ctx: Context,
-    // Device memory, kept alive for the kernels' raw pointers above.
-    _bands: Vec<DeviceBuffer>,
-    _state: DeviceBuffer,
-    out: DeviceBuffer,
+    /// Device memory of every part (bands, state, results), kept alive for the kernels' raw
+    /// pointers above.
+    _scratch: DeviceBuffer,
+    /// The state part: its address and bytes (`reset` zeroes it).
+    state: (u64, usize),
+    /// The results part (u64 [4][SUMS]).
+    out: u64,
 }
 
 fn to_i32(v: usize, what: &str) -> CudaResult<i32> {
@@ -251,16 +256,24 @@ impl GpuAdm {
         let geometry = AdmGeometry::new(width, height, bpc);
         let scales = geometry.scales();
 
-        // Scratch: per scale the 8 bands.
-        let mut bands = Vec::with_capacity(4);
+        // Scratch, one allocation (a full rebuild makes and frees every buffer of an engine):
+        // per scale the 8 bands, then the state words, then the results. Each part starts at a
+        // multiple of SCRATCH_ALIGN bytes.
+        let mut at = 0usize;
+        let mut part = |bytes: usize| {
+            let start = at;
+            at += bytes.div_ceil(SCRATCH_ALIGN) * SCRATCH_ALIGN;
+            start
+        };
+        let mut bands_at = [0usize; 4];
         let mut pitches = [0usize; 4];
         for (s, setup) in scales.iter().enumerate() {
             let elem = if s == 0 { 2 } else { 4 };
             let pitch = setup.w.div_ceil(PITCH_ELEMS) * PITCH_ELEMS;
             pitches[s] = pitch;
-            bands.push(DeviceBuffer::new(ctx, 8 * pitch * setup.h * elem)?);
+            bands_at[s] = part(8 * pitch * setup.h * elem);
         }
-        // State buffer offsets of each scale's row accumulators and row counters.
+        // State part offsets of each scale's row accumulators and row counters.
         let mut rows_at = [0usize; 4];
         let mut count_at = [0usize; 4];
         let mut state_bytes = (OOB_OFFSET + 4 * scales[0].w).div_ceil(8) * 8;
@@ -272,14 +285,17 @@ impl GpuAdm {
             count_at[s] = state_bytes;
             state_bytes += (setup.geom.cm.y1 - setup.geom.cm.y0) * 4;
         }
-        let mut state = DeviceBuffer::new(ctx, state_bytes)?;
-        let out = DeviceBuffer::new(ctx, 4 * SUMS * 8)?;
-        {
-            // The state words start at 0 (libvmaf's fresh scratch memory), as do the masking
-            // rows' accumulators and counters.
-            let stream = Stream::new(ctx)?;
-            state.fill(0, &stream)?;
-        }
+        let state_at = part(state_bytes);
+        let out_at = part(4 * SUMS * 8);
+        let mut scratch = DeviceBuffer::new(ctx, at)?;
+        // The state words start at 0 (libvmaf's fresh scratch memory), as do the masking rows'
+        // accumulators and counters.
+        scratch.zero(state_at..state_at + state_bytes)?;
+        let bands = bands_at.map(|b| scratch.ptr() + b as u64);
+        let (state, out) = (
+            scratch.ptr() + state_at as u64,
+            scratch.ptr() + out_at as u64,
+        );
         let mut slot_buffers = (0..slots)
             .map(|_| PinnedBuffer::new(ctx, 4 * SUMS * 8))
             .collect::<CudaResult<Vec<_>>>()?;
@@ -302,10 +318,10 @@ impl GpuAdm {
                 (scales[s - 1].w, scales[s - 1].h)
             };
             let mut dwt = DwtArgs {
-                out: bands[s].ptr(),
+                out: bands[s],
                 out_pitch: pitch as u64,
                 band_stride,
-                state: state.ptr(),
+                state,
                 w_in: to_i32(in_w, "width")?,
                 h_in: to_i32(in_h, "height")?,
                 w_out: to_i32(setup.w, "width")?,
@@ -315,15 +331,15 @@ impl GpuAdm {
                 tail: setup.dwt_tail as i32,
                 next_tail_x: -1,
                 frame_word_x: -1,
-                zero_out: if s == 0 { out.ptr() } else { 0 },
+                zero_out: if s == 0 { out } else { 0 },
                 ..DwtArgs::default()
             };
             if s > 0 {
                 let prev_elem = if s == 1 { 2u64 } else { 4 };
                 let prev_stride = (pitches[s - 1] * scales[s - 1].h) as u64;
                 // Input: the previous scale's a bands (band 0 of each picture).
-                dwt.reference = bands[s - 1].ptr();
-                dwt.distorted = bands[s - 1].ptr() + 4 * prev_stride * prev_elem;
+                dwt.reference = bands[s - 1];
+                dwt.distorted = bands[s - 1] + 4 * prev_stride * prev_elem;
                 dwt.ref_pitch = pitches[s - 1] as u64 * prev_elem;
                 dwt.dis_pitch = dwt.ref_pitch;
                 dwt.vp_add = S123_VP_ADD[s - 1] as i32;
@@ -332,7 +348,7 @@ impl GpuAdm {
                 dwt.hp_shift = S123_HP_SHIFT[s - 1] as i32;
                 dwt.oob_rows = setup.oob_rows as i32;
                 dwt.oob_cols = (setup.w == 2) as i32;
-                dwt.oob_ref = state.ptr() + OOB_OFFSET as u64;
+                dwt.oob_ref = state + OOB_OFFSET as u64;
                 if s < 3 {
                     dwt.next_tail_x = to_i32(4 * setup.w, "width")?;
                 }
@@ -351,16 +367,16 @@ impl GpuAdm {
                 0
             };
             let mask = MaskArgs {
-                bands: bands[s].ptr(),
+                bands: bands[s],
                 pitch: pitch as u64,
                 band_stride,
-                rows: state.ptr() + rows_at[s] as u64,
-                row_count: state.ptr() + count_at[s] as u64,
-                out: out.ptr() + (s * SUMS * 8) as u64,
+                rows: state + rows_at[s] as u64,
+                row_count: state + count_at[s] as u64,
+                out: out + (s * SUMS * 8) as u64,
                 result: 0,
-                all_out: if s == 3 { out.ptr() } else { 0 },
+                all_out: if s == 3 { out } else { 0 },
                 rows_done: if s == 3 {
-                    state.ptr() + ROWS_DONE_OFFSET as u64
+                    state + ROWS_DONE_OFFSET as u64
                 } else {
                     0
                 },
@@ -409,7 +425,7 @@ impl GpuAdm {
                 ),
             });
         }
-        let oob = scales[3].oob_rows.then(|| oob_plan(scales, &state));
+        let oob = scales[3].oob_rows.then(|| oob_plan(scales, state));
         let plans: [ScalePlan; 4] = plans
             .try_into()
             .map_err(|_| CudaError::InvalidArgument("ADM needs 4 scales".into()))?;
@@ -438,8 +454,8 @@ impl GpuAdm {
             bpc,
             kernels,
             ctx: ctx.clone(),
-            _bands: bands,
-            _state: state,
+            _scratch: scratch,
+            state: (state, state_bytes),
             out,
         })
     }
@@ -472,7 +488,7 @@ impl GpuAdm {
         }
         // SAFETY: our own state buffer, alive as long as self (whose drop waits for the slots'
         // last work); ordered after earlier frames by the stream.
-        unsafe { memset_async(self._state.ptr(), 0, self._state.len(), stream) }
+        unsafe { memset_async(self.state.0, 0, self.state.1, stream) }
     }
 
     /// Enqueues the whole ADM of one pair on `stream` (of ctx), reading both planes in place,
@@ -603,7 +619,7 @@ impl GpuAdm {
             let dst = self.slots[slot].as_mut_ptr();
             // SAFETY: our 288-byte result buffer into the slot's 288-byte pinned buffer; both
             // live until the slot's event completed (Drop waits for it).
-            unsafe { dtoh_async(dst, self.out.ptr(), bytes, stream) }?;
+            unsafe { dtoh_async(dst, self.out, bytes, stream) }?;
         }
         if self.captured {
             return Ok(());
@@ -660,7 +676,7 @@ impl Drop for GpuAdm {
 }
 
 /// Where the scale-3 DWT of a picture 17..32 rows tall finds its reference row -1.
-fn oob_plan(scales: &[ScaleSetup], state: &DeviceBuffer) -> OobPlan {
+fn oob_plan(scales: &[ScaleSetup], state: u64) -> OobPlan {
     let s0 = &scales[0];
     let (w0, h0) = (s0.w, s0.h);
     let csf = c_decouple_rect(w0, h0);
@@ -675,7 +691,7 @@ fn oob_plan(scales: &[ScaleSetup], state: &DeviceBuffer) -> OobPlan {
         csf_x0: x0 as i32,
         csf_x1: x1 as i32,
         n: scales[3].in_w as i32,
-        out: state.ptr() + OOB_OFFSET as u64,
+        out: state + OOB_OFFSET as u64,
     }
 }
 

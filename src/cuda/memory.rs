@@ -107,6 +107,27 @@ impl DeviceBuffer {
         &self.ctx
     }
 
+    /// Sets `range` of a new buffer to zero before any use of it. Memory of the scorer's pools
+    /// is zeroed on their stream, after its allocation, and (inside [`super::with_pools`])
+    /// waited for with the rest of the build; other memory on a stream of its own, waited for
+    /// here.
+    pub fn zero(&mut self, range: std::ops::Range<usize>) -> CudaResult<()> {
+        let len = range.end.saturating_sub(range.start);
+        let ptr = self.ptr_at(range.start, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        match &self.pool {
+            Some(pool) => pool::zero(pool, ptr, len),
+            None => {
+                let stream = super::stream::Stream::new(&self.ctx)?;
+                // SAFETY: our buffer, in bounds (checked); waited for before returning.
+                unsafe { super::copy::memset_async(ptr, 0, len, &stream) }?;
+                stream.synchronize()
+            }
+        }
+    }
+
     /// The address `offset` bytes in, checking that `len` bytes from there are inside.
     pub fn ptr_at(&self, offset: usize, len: usize) -> CudaResult<sys::CUdeviceptr> {
         match offset.checked_add(len) {

@@ -105,7 +105,7 @@ impl GpuMotion {
             frames: 0,
             state: {
                 let mut state = DeviceBuffer::new(ctx, 16)?;
-                state.fill(0, &Stream::new(ctx)?)?;
+                state.zero(0..16)?;
                 state
             },
             host_device: host.device_address(),

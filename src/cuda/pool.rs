@@ -24,7 +24,7 @@
 //! An engine's allocations are made from the pools while [`with_pools`] runs (its build).
 //! Without pool support (old drivers, some virtual GPUs) allocations are plain.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use cudarc::driver::sys;
@@ -162,21 +162,70 @@ impl Drop for PoolsInner {
 thread_local! {
     /// The pools allocations on this thread come from ([`with_pools`]).
     static CURRENT: RefCell<Option<ScorerPools>> = const { RefCell::new(None) };
+    /// Work queued on the current pools' stream (allocations, zero fills) that [`with_pools`]
+    /// has yet to wait for.
+    static PENDING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `build` with device and pinned allocations in `pools`' context taken from `pools`
 /// (`None`: plain allocations). The previous pools come back afterwards, also on a panic.
-pub fn with_pools<T>(pools: Option<&ScorerPools>, build: impl FnOnce() -> T) -> T {
-    struct Restore(Option<ScorerPools>);
+///
+/// The device allocations (and [`DeviceBuffer::zero`] fills) made inside are queued on the
+/// pools' stream and waited for once, when `build` has returned: what it built is usable on
+/// every stream and by the CPU only then, so `build` itself must not use that memory on
+/// another stream. One wait instead of one per buffer: an engine holds tens of buffers, and a
+/// full rebuild makes one beside a running shot, whose launches its driver calls hold up.
+///
+/// [`DeviceBuffer::zero`]: super::memory::DeviceBuffer::zero
+pub fn with_pools<T>(
+    pools: Option<&ScorerPools>,
+    build: impl FnOnce() -> CudaResult<T>,
+) -> CudaResult<T> {
+    struct Restore(Option<ScorerPools>, bool);
     impl Drop for Restore {
         fn drop(&mut self) {
             let previous = self.0.take();
             CURRENT.with(|c| *c.borrow_mut() = previous);
+            PENDING.with(|p| p.set(self.1));
         }
     }
     let previous = CURRENT.with(|c| c.replace(pools.cloned()));
-    let _restore = Restore(previous);
-    build()
+    let _restore = Restore(previous, PENDING.with(|p| p.replace(false)));
+    let built = build()?;
+    if PENDING.with(|p| p.replace(false)) {
+        if let Some(pools) = pools {
+            // (on failure `built` is dropped: its buffers go back to the pool, ordered on the
+            // same stream)
+            pools.inner.stream.synchronize()?;
+        }
+    }
+    Ok(built)
+}
+
+/// After work on `pools`' stream for memory being built: inside [`with_pools`] for these
+/// pools, the scope waits for it at its end; elsewhere it is waited for now.
+fn ordered(pools: &PoolsInner) -> CudaResult<()> {
+    let in_scope = CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|p| std::ptr::eq(Arc::as_ptr(&p.inner), pools))
+    });
+    if in_scope {
+        PENDING.with(|p| p.set(true));
+        Ok(())
+    } else {
+        pools.stream.synchronize()
+    }
+}
+
+/// Queues `bytes` zero bytes at `ptr` (memory of `pools`) on the pools' stream, after its
+/// allocation; waited for as [`ordered`] says.
+pub(crate) fn zero(pools: &PoolsInner, ptr: sys::CUdeviceptr, bytes: usize) -> CudaResult<()> {
+    let _bound = pools.ctx.bind()?;
+    // SAFETY: our pool's memory, in bounds (the caller's range); ordered after its allocation
+    // on the same stream.
+    unsafe { super::copy::memset_async(ptr, 0, bytes, &pools.stream) }?;
+    ordered(pools)
 }
 
 /// Where an allocation comes from.
@@ -232,8 +281,9 @@ pub(crate) fn allocate(
         call,
     )?;
     // Ordered on the pools' stream: waiting for it (it holds nothing else) makes the memory
-    // usable on every stream and by the CPU. This waits on the building thread only.
-    if let Err(e) = inner.stream.synchronize() {
+    // usable on every stream and by the CPU; with_pools waits once for all of its build's.
+    // This waits on the building thread only.
+    if let Err(e) = ordered(&inner) {
         free(&inner, Side::Device, ptr, bytes);
         return Err(e);
     }

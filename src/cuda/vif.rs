@@ -123,13 +123,17 @@ fn mma_wanted(ctx: &Context) -> bool {
         .is_ok_and(|d| d.compute_capability.0 >= 8)
 }
 
-/// The decimated pictures of one scale above 0, `w` x `h` packed `u16` samples each.
+/// The decimated pictures of one scale above 0, `w` x `h` packed `u16` samples each: their
+/// addresses in [`GpuVif`]'s scratch.
 struct Level {
     w: usize,
     h: usize,
-    reference: DeviceBuffer,
-    distorted: DeviceBuffer,
+    reference: u64,
+    distorted: u64,
 }
+
+/// Alignment of each part of [`GpuVif`]'s scratch (bytes).
+const SCRATCH_ALIGN: usize = 256;
 
 /// VIF of plane pairs of one geometry: device scratch (scales 1..3, per-block partial sums)
 /// and `slots` pinned result slots.
@@ -142,8 +146,10 @@ pub struct GpuVif {
     /// not used.
     captured: bool,
     levels: [Level; 3],
-    /// [`STATE_BYTES`]: accumulators, published sums and block counter, shared by the scale
-    /// kernels (zeroed in `new`, left zero by every completed frame).
+    /// One allocation (a full rebuild makes and frees every buffer of an engine): first
+    /// [`STATE_BYTES`] of state (accumulators, published sums and block counter, shared by the
+    /// scale kernels; zeroed in `new`, left zero by every completed frame), then the levels'
+    /// pictures.
     state: DeviceBuffer,
     /// Set while a frame's launches are only partly enqueued (a launch failed): its
     /// accumulators may be non-zero, so the next enqueue clears the state first.
@@ -199,16 +205,24 @@ impl GpuVif {
         if slots == 0 {
             return invalid("no result slots".into());
         }
-        let level = |k: usize| -> CudaResult<Level> {
-            let (w, h) = (width >> k, height >> k);
-            Ok(Level {
-                w,
-                h,
-                reference: DeviceBuffer::new(ctx, w * h * 2)?,
-                distorted: DeviceBuffer::new(ctx, w * h * 2)?,
-            })
-        };
-        let levels = [level(1)?, level(2)?, level(3)?];
+        let aligned = |bytes: usize| bytes.div_ceil(SCRATCH_ALIGN) * SCRATCH_ALIGN;
+        let picture = |k: usize| aligned((width >> k) * (height >> k) * 2);
+        let mut state = DeviceBuffer::new(
+            ctx,
+            aligned(STATE_BYTES) + 2 * (picture(1) + picture(2) + picture(3)),
+        )?;
+        state.zero(0..STATE_BYTES)?;
+        let mut at = state.ptr() + aligned(STATE_BYTES) as u64;
+        let levels = [1, 2, 3].map(|k| {
+            let (reference, distorted) = (at, at + picture(k) as u64);
+            at += 2 * picture(k) as u64;
+            Level {
+                w: width >> k,
+                h: height >> k,
+                reference,
+                distorted,
+            }
+        });
         let plan = plan(width, height, FINE_BELOW);
         let results_bytes = slots
             .checked_mul(SUMS_BYTES)
@@ -218,11 +232,7 @@ impl GpuVif {
             enqueued: false,
             captured: false,
             levels,
-            state: {
-                let mut state = DeviceBuffer::new(ctx, STATE_BYTES)?;
-                state.fill(0, &Stream::new(ctx)?)?;
-                state
-            },
+            state,
             state_dirty: false,
             results: PinnedBuffer::new(ctx, results_bytes)?,
             kernels,
@@ -302,17 +312,10 @@ impl GpuVif {
                 )
             } else {
                 let l = &self.levels[s - 1];
-                (
-                    l.reference.ptr(),
-                    l.w * 2,
-                    l.distorted.ptr(),
-                    l.w * 2,
-                    l.w,
-                    l.h,
-                )
+                (l.reference, l.w * 2, l.distorted, l.w * 2, l.w, l.h)
             };
             let (next_ref, next_dis) = match self.levels.get(s) {
-                Some(next) => (next.reference.ptr(), next.distorted.ptr()),
+                Some(next) => (next.reference, next.distorted),
                 None => (0, 0),
             };
             let (w, h) = (w as u32, h as u32);
