@@ -21,7 +21,11 @@
 //! their memory goes back to the driver; [`super::live_resources`] counts them (`pools`) and
 //! every buffer handed out, which must be back to zero once the scorer is gone.
 //!
-//! An engine's allocations are made from the pools while [`with_pools`] runs (its build).
+//! An engine's allocations are made from the pools while [`with_pools`] runs (its build),
+//! which waits for them once, at its end: the rebuild thread's driver calls hold up the
+//! scoring thread's launches, so a build makes as few as it can (H200, a 576x324 engine with
+//! overlap lanes: about 10 allocations and one wait instead of about 45 of each cut its build
+//! from 0.61 to 0.29 ms).
 //! Without pool support (old drivers, some virtual GPUs) allocations are plain.
 
 use std::cell::{Cell, RefCell};
@@ -236,8 +240,9 @@ pub(crate) enum Side {
 }
 
 /// A stream-ordered allocation of `bytes` from the current pools of `ctx` ([`with_pools`]):
-/// `Some((address, pools))`, usable on every stream once this returns, or `None` when there
-/// are no such pools (the caller allocates plainly).
+/// `Some((address, pools))`, usable on every stream once the enclosing `with_pools` has
+/// returned (pinned memory: at once), or `None` when there are no such pools (the caller
+/// allocates plainly).
 pub(crate) fn allocate(
     ctx: &Context,
     side: Side,
