@@ -10,6 +10,10 @@
 //! CI has) the test also checks that a new engine was built at every boundary and that every
 //! engine built is gone after the scorer; open file descriptors must not change.
 //!
+//! One more CUDA test checks what a full rebuild's builds rely on: pooled memory zeroed in a
+//! build (`with_pools`, which waits once, at the build's end) reads as zero on any stream as
+//! soon as the build returns.
+//!
 //! Counts scale with `VMAFCUDA_REBUILDS` (default: 600 on the CPU and the emulated GPU, 10,000
 //! on CUDA at 576x324 and 1,000 at 1080p); `VMAFCUDA_REBUILD_TRACE=1` prints the RSS samples.
 
@@ -458,4 +462,73 @@ fn cuda_rebuild_time_at_1080p() {
         full[25]
     ));
     assert!(rebuild <= 1.0, "a shot rebuild takes {rebuild} ms at 1080p");
+}
+
+/// A full rebuild builds each engine inside `with_pools`, which waits for the build's pooled
+/// allocations and zero fills once, when the build has returned, instead of once per buffer:
+/// memory the pool hands out again (here left holding 0xAB by its last user) must read as zero
+/// on another stream as soon as the build returns, and a build that fails must give back what
+/// it took.
+#[test]
+fn pooled_memory_zeroed_in_a_build_is_zero_when_the_build_returns() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Err(e) = cuda::probe() {
+        say(&format!("skipping the pooled-memory test: {e}"));
+        return;
+    }
+    let ctx = cuda::Context::primary(0).expect("primary context");
+    let Some(pools) = cuda::ScorerPools::new(&ctx).expect("memory pools") else {
+        say("skipping the pooled-memory test: the device has no memory pools");
+        return;
+    };
+    let stream = cuda::Stream::new(&ctx).expect("stream");
+    // Large enough that the fill is still running when an unordered read would start.
+    const BYTES: usize = 256 << 20;
+    let build = || {
+        cuda::with_pools(Some(&pools), || {
+            let mut buffer = cuda::DeviceBuffer::new(&ctx, BYTES)?;
+            buffer.zero(0..BYTES)?;
+            Ok(buffer)
+        })
+    };
+    let mut host = vec![0u8; BYTES];
+    let mut tail = vec![1u8; 1 << 20];
+    for round in 0..10 {
+        tail.fill(1);
+        let mut buffer = build().expect("build");
+        // The last MiB first, at once: an unordered read overtakes a fill still running, which
+        // writes from the start (a read from the start would trail it).
+        let at = buffer
+            .ptr_at(BYTES - tail.len(), tail.len())
+            .expect("in bounds");
+        // SAFETY: tail.len() bytes in bounds of our buffer into our vector, both alive until
+        // the stream is synchronised just below.
+        unsafe { cuda::copy::dtoh_async(tail.as_mut_ptr(), at, tail.len(), &stream) }
+            .and_then(|()| stream.synchronize())
+            .expect("read the last MiB");
+        host.fill(1);
+        buffer.download(&mut host, &stream).expect("download");
+        for (what, bytes) in [("its last MiB", &tail[..]), ("the buffer", &host[..])] {
+            assert!(
+                bytes.iter().all(|&b| b == 0),
+                "round {round}: {} of {} bytes of {what} not zero after the build returned",
+                bytes.iter().filter(|&&b| b != 0).count(),
+                bytes.len()
+            );
+        }
+        // Back to the pool holding 0xAB, for the next round's build.
+        buffer.fill(0xAB, &stream).expect("fill");
+    }
+    let before = cuda::live_resources();
+    let failed: cuda::CudaResult<()> = cuda::with_pools(Some(&pools), || {
+        let _taken = cuda::DeviceBuffer::new(&ctx, BYTES)?;
+        Err(cuda::CudaError::InvalidArgument("the build failed".into()))
+    });
+    assert!(failed.is_err(), "a failed build's error is returned");
+    let after = cuda::live_resources();
+    assert_eq!(
+        (after.device_buffers, after.device_bytes),
+        (before.device_buffers, before.device_bytes),
+        "a failed build gives its buffers back"
+    );
 }
