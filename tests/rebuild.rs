@@ -18,7 +18,7 @@
 //! on CUDA at 576x324 and 1,000 at 1080p); `VMAFCUDA_REBUILD_TRACE=1` prints the RSS samples.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use vmafcuda::cuda;
@@ -32,6 +32,19 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn say(msg: &str) {
     let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// The lock that runs these tests one at a time, or `None` (after saying so) where there is
+/// no CUDA driver or device.
+fn cuda_serial(test: &str) -> Option<MutexGuard<'static, ()>> {
+    let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    match cuda::probe() {
+        Ok(_) => Some(serial),
+        Err(e) => {
+            say(&format!("skipping {test}: {e}"));
+            None
+        }
+    }
 }
 
 #[path = "common/memory.rs"]
@@ -333,11 +346,9 @@ fn emulated_gpu_rebuilds_build_one_engine_per_shot_and_leak_nothing() {
 
 #[test]
 fn cuda_rebuilds_do_not_grow_memory() {
-    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if let Err(e) = cuda::probe() {
-        say(&format!("skipping cuda_rebuilds_do_not_grow_memory: {e}"));
+    let Some(_g) = cuda_serial("cuda_rebuilds_do_not_grow_memory") else {
         return;
-    }
+    };
     // The last run is the cold rebuild: kernel modules loaded again and all memory back to the
     // driver at every boundary.
     let runs = [
@@ -386,11 +397,9 @@ fn cuda_rebuilds_do_not_grow_memory() {
 
 #[test]
 fn cuda_rebuild_time_at_1080p() {
-    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if let Err(e) = cuda::probe() {
-        say(&format!("skipping cuda_rebuild_time_at_1080p: {e}"));
+    let Some(_g) = cuda_serial("cuda_rebuild_time_at_1080p") else {
         return;
-    }
+    };
     let (w, h) = (1920, 1080);
     let clip = SynthClip {
         width: w,
@@ -471,11 +480,9 @@ fn cuda_rebuild_time_at_1080p() {
 /// it took.
 #[test]
 fn pooled_memory_zeroed_in_a_build_is_zero_when_the_build_returns() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if let Err(e) = cuda::probe() {
-        say(&format!("skipping the pooled-memory test: {e}"));
+    let Some(_serial) = cuda_serial("the pooled-memory test") else {
         return;
-    }
+    };
     let ctx = cuda::Context::primary(0).expect("primary context");
     let Some(pools) = cuda::ScorerPools::new(&ctx).expect("memory pools") else {
         say("skipping the pooled-memory test: the device has no memory pools");
