@@ -24,7 +24,7 @@ use super::copy::{dtoh_async, memset_async};
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::kernels;
-use super::memory::{DeviceBuffer, PinnedBuffer};
+use super::memory::{DeviceBuffer, Parts, PinnedBuffer};
 use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::DevicePlane;
 use super::stream::Stream;
@@ -43,8 +43,6 @@ const STATE_WORDS: usize = 7;
 /// Scale 3's count of finished rows (the last one writes the results to the pinned slot).
 const ROWS_DONE_OFFSET: usize = 32;
 const OOB_OFFSET: usize = 64;
-/// Alignment of each part of the scratch allocation (bytes).
-const SCRATCH_ALIGN: usize = 256;
 
 /// The ADM kernels of one context; cheap to clone.
 #[derive(Clone)]
@@ -256,22 +254,16 @@ impl GpuAdm {
         let geometry = AdmGeometry::new(width, height, bpc);
         let scales = geometry.scales();
 
-        // Scratch, one allocation (a full rebuild makes and frees every buffer of an engine):
-        // per scale the 8 bands, then the state words, then the results. Each part starts at a
-        // multiple of SCRATCH_ALIGN bytes.
-        let mut at = 0usize;
-        let mut part = |bytes: usize| {
-            let start = at;
-            at += bytes.div_ceil(SCRATCH_ALIGN) * SCRATCH_ALIGN;
-            start
-        };
+        // Scratch, one allocation: per scale the 8 bands, then the state words, then the
+        // results.
+        let mut parts = Parts::default();
         let mut bands_at = [0usize; 4];
         let mut pitches = [0usize; 4];
         for (s, setup) in scales.iter().enumerate() {
             let elem = if s == 0 { 2 } else { 4 };
             let pitch = setup.w.div_ceil(PITCH_ELEMS) * PITCH_ELEMS;
             pitches[s] = pitch;
-            bands_at[s] = part(8 * pitch * setup.h * elem);
+            bands_at[s] = parts.add(8 * pitch * setup.h * elem);
         }
         // State part offsets of each scale's row accumulators and row counters.
         let mut rows_at = [0usize; 4];
@@ -285,9 +277,9 @@ impl GpuAdm {
             count_at[s] = state_bytes;
             state_bytes += (setup.geom.cm.y1 - setup.geom.cm.y0) * 4;
         }
-        let state_at = part(state_bytes);
-        let out_at = part(4 * SUMS * 8);
-        let mut scratch = DeviceBuffer::new(ctx, at)?;
+        let state_at = parts.add(state_bytes);
+        let out_at = parts.add(4 * SUMS * 8);
+        let mut scratch = DeviceBuffer::new(ctx, parts.bytes())?;
         // The state words start at 0 (libvmaf's fresh scratch memory), as do the masking rows'
         // accumulators and counters.
         scratch.zero(state_at..state_at + state_bytes)?;

@@ -42,6 +42,31 @@ pub(crate) fn as_bytes_mut<T: DeviceRepr>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
+/// The layout of a feature's scratch as one allocation of parts (a full rebuild makes and frees
+/// every buffer of an engine, so each feature makes one): each part starts at a multiple of
+/// [`Parts::ALIGN`] bytes.
+#[derive(Debug, Default)]
+pub(crate) struct Parts {
+    bytes: usize,
+}
+
+impl Parts {
+    /// Alignment of every part (bytes), as a separate allocation's would be at least.
+    pub(crate) const ALIGN: usize = 256;
+
+    /// Adds a part of `bytes`; returns its offset.
+    pub(crate) fn add(&mut self, bytes: usize) -> usize {
+        let at = self.bytes;
+        self.bytes += bytes.div_ceil(Self::ALIGN) * Self::ALIGN;
+        at
+    }
+
+    /// The allocation's size (at least one byte).
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.max(1)
+    }
+}
+
 /// Device memory of a fixed size in one [`Context`]; freed on drop.
 pub struct DeviceBuffer {
     ctx: Context,
@@ -308,5 +333,26 @@ impl Drop for PinnedBuffer {
             counters::down(&counters::PINNED_BUFFERS, 1);
             counters::down(&counters::PINNED_BYTES, bytes);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Parts;
+
+    #[test]
+    fn parts_start_aligned_one_after_another() {
+        let mut parts = Parts::default();
+        assert_eq!(parts.bytes(), 1, "an empty layout still allocates a byte");
+        assert_eq!(parts.add(1), 0);
+        assert_eq!(parts.add(Parts::ALIGN), Parts::ALIGN);
+        assert_eq!(parts.add(Parts::ALIGN + 1), 2 * Parts::ALIGN);
+        assert_eq!(parts.add(0), 4 * Parts::ALIGN);
+        assert_eq!(
+            parts.add(8),
+            4 * Parts::ALIGN,
+            "an empty part takes no room"
+        );
+        assert_eq!(parts.bytes(), 5 * Parts::ALIGN);
     }
 }

@@ -18,7 +18,7 @@ use super::copy::{dtoh_async, memset_async};
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::kernels;
-use super::memory::{DeviceBuffer, PinnedBuffer};
+use super::memory::{DeviceBuffer, Parts, PinnedBuffer};
 use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::DevicePlane;
 use super::stream::Stream;
@@ -132,9 +132,6 @@ struct Level {
     distorted: u64,
 }
 
-/// Alignment of each part of [`GpuVif`]'s scratch (bytes).
-const SCRATCH_ALIGN: usize = 256;
-
 /// VIF of plane pairs of one geometry: device scratch (scales 1..3, per-block partial sums)
 /// and `slots` pinned result slots.
 pub struct GpuVif {
@@ -146,11 +143,10 @@ pub struct GpuVif {
     /// not used.
     captured: bool,
     levels: [Level; 3],
-    /// One allocation (a full rebuild makes and frees every buffer of an engine): first
-    /// [`STATE_BYTES`] of state (accumulators, published sums and block counter, shared by the
-    /// scale kernels; zeroed in `new`, left zero by every completed frame), then the levels'
-    /// pictures.
-    state: DeviceBuffer,
+    /// One allocation ([`Parts`]): first [`STATE_BYTES`] of state (accumulators, published
+    /// sums and block counter, shared by the scale kernels; zeroed in `new`, left zero by every
+    /// completed frame), then the levels' pictures.
+    scratch: DeviceBuffer,
     /// Set while a frame's launches are only partly enqueued (a launch failed): its
     /// accumulators may be non-zero, so the next enqueue clears the state first.
     state_dirty: bool,
@@ -205,23 +201,20 @@ impl GpuVif {
         if slots == 0 {
             return invalid("no result slots".into());
         }
-        let aligned = |bytes: usize| bytes.div_ceil(SCRATCH_ALIGN) * SCRATCH_ALIGN;
-        let picture = |k: usize| aligned((width >> k) * (height >> k) * 2);
-        let mut state = DeviceBuffer::new(
-            ctx,
-            aligned(STATE_BYTES) + 2 * (picture(1) + picture(2) + picture(3)),
-        )?;
-        state.zero(0..STATE_BYTES)?;
-        let mut at = state.ptr() + aligned(STATE_BYTES) as u64;
-        let levels = [1, 2, 3].map(|k| {
-            let (reference, distorted) = (at, at + picture(k) as u64);
-            at += 2 * picture(k) as u64;
-            Level {
-                w: width >> k,
-                h: height >> k,
-                reference,
-                distorted,
-            }
+        let mut parts = Parts::default();
+        // (the state first, at offset 0: enqueue finds it at the scratch's start)
+        let state_at = parts.add(STATE_BYTES);
+        let pictures = [1, 2, 3].map(|k| {
+            let bytes = (width >> k) * (height >> k) * 2;
+            (k, parts.add(bytes), parts.add(bytes))
+        });
+        let mut scratch = DeviceBuffer::new(ctx, parts.bytes())?;
+        scratch.zero(state_at..state_at + STATE_BYTES)?;
+        let levels = pictures.map(|(k, reference, distorted)| Level {
+            w: width >> k,
+            h: height >> k,
+            reference: scratch.ptr() + reference as u64,
+            distorted: scratch.ptr() + distorted as u64,
         });
         let plan = plan(width, height, FINE_BELOW);
         let results_bytes = slots
@@ -232,7 +225,7 @@ impl GpuVif {
             enqueued: false,
             captured: false,
             levels,
-            state,
+            scratch,
             state_dirty: false,
             results: PinnedBuffer::new(ctx, results_bytes)?,
             kernels,
@@ -288,9 +281,9 @@ impl GpuVif {
         let table = self.kernels.table.ptr();
         let gain = self.gain_limit;
         let bpc = self.bpc;
-        let state = self.state.ptr();
+        let state = self.scratch.ptr();
         if self.state_dirty {
-            // SAFETY: our own state buffer, STATE_BYTES long, alive until the stream work
+            // SAFETY: our scratch's state part, STATE_BYTES long, alive until the stream work
             // completed (`done`, waited for on drop); stream order puts it before the kernels.
             unsafe { memset_async(state, 0, STATE_BYTES, stream) }?;
             self.state_dirty = false;
@@ -360,13 +353,13 @@ impl GpuVif {
             // (valid: this function's contract, geometry checked); scales 1..3 read the level
             // buffers the previous launch on this stream wrote (w x h packed u16). The next
             // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
-            // writes none (null). `state` is our STATE_BYTES buffer (33 u64, as the kernels
-            // expect), zero between frames. The table holds 32768 bytes. All of it lives until
+            // writes none (null). `state` is our scratch's STATE_BYTES state part (33 u64, as
+            // the kernels expect), zero between frames. The table holds 32768 bytes. All of it lives until
             // the stream work completed (`done`, waited for on drop).
             unsafe { function.launch(stream, config, &args) }?;
         }
         self.state_dirty = false;
-        let sums = self.state.ptr_at(PUBLISHED_OFFSET, SUMS_BYTES)?;
+        let sums = self.scratch.ptr_at(PUBLISHED_OFFSET, SUMS_BYTES)?;
         let dst = self.results.as_mut_ptr().wrapping_add(slot * SUMS_BYTES);
         // SAFETY: 128 bytes from our state's published sums (in bounds: ptr_at) into slot
         // `slot` of our pinned buffer (in bounds: slot < slots, checked); both live until the
