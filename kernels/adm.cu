@@ -610,11 +610,23 @@ __device__ __forceinline__ int wrap_e(int v) {
     return S0 ? wrap16(v) : v;
 }
 
-// Q15 ratio clamp(t / o, 0, 1) by reciprocal multiplication (libvmaf's division table, with
-// divisors of 2^15 and more rounded to their 15 most significant bits): k = clamp((s +
-// 2^(14 + shift)) >> (15 + shift), 0, 32768) with s = recip * t * sign(o). Where t is 0 or has
-// the other sign, s < 0 gives k = 0 (recip >= 1, so s + 2^(14 + shift) < 2^(15 + shift)); else
-// s = recip * |t| < 2^61, summed and shifted unsigned.
+// libvmaf's division table, floor(2^30 / m) for m in 0..=2^15 (entry 0 unused): filled by
+// adm_fill_recip when the module is loaded (AdmKernels::load), before any other kernel runs.
+// A plain __device__ array, not const: a const one has internal linkage, and nvcc names
+// internal device symbols after the source path, which would make the image depend on where
+// the repository is checked out. Reading it instead of dividing takes 1.0 M of the 13.0 M warp
+// instructions of a 1080p frame's adm_mask0_dwt1 (ncu, H200).
+constexpr int kRecipEntries = 32769;
+__device__ uint32_t kRecip[kRecipEntries];
+
+// Q15 ratio clamp(t / o, 0, 1) by reciprocal multiplication (libvmaf's division table, kRecip,
+// with divisors of 2^15 and more rounded to their 15 most significant bits):
+// k = clamp((s + 2^(14 + shift)) >> (15 + shift), 0, 32768) with s = recip * t * sign(o). Where
+// t is 0 or has the other sign, s < 0 gives k = 0 (recip >= 1, so s + 2^(14 + shift) <
+// 2^(15 + shift)); else s = recip * |t| < 2^61, summed and shifted unsigned. At scale 0 |o| is
+// at most 2^15, whose rounding (shift 1, recip[2^14] = 2^16) gives the same k as the table's last
+// entry unshifted (recip[2^15] = 2^15): (2^16 |t| + 2^15) >> 16 = |t| = (2^15 |t| + 2^14) >> 15.
+template <bool S0>
 __device__ __forceinline__ int ratio_q15(int o, int t) {
     if (o == 0) return 32768;
     if (t == 0 || (o ^ t) < 0) return 0;
@@ -622,11 +634,11 @@ __device__ __forceinline__ int ratio_q15(int o, int t) {
     const uint32_t abs_t = t < 0 ? 0u - (uint32_t)t : (uint32_t)t;
     uint32_t msb = abs_o;
     int shift = 0;
-    if (abs_o >= 32768u) {
+    if (!S0 && abs_o >= 32768u) {
         shift = 17 - __clz(abs_o);
         msb = (abs_o + (1u << (shift - 1))) >> shift;
     }
-    const uint32_t recip = (1u << 30) / msb;
+    const uint32_t recip = __ldg(&kRecip[msb]);
     const unsigned long long k =
         ((unsigned long long)recip * abs_t + (1ull << (14 + shift))) >> (15 + shift);
     return k > 32768 ? 32768 : (int)k;
@@ -634,7 +646,7 @@ __device__ __forceinline__ int ratio_q15(int o, int t) {
 
 template <bool S0>
 __device__ __forceinline__ int restore(int o, int t, bool flag, bool simd, double gain) {
-    const int k = ratio_q15(o, t);
+    const int k = ratio_q15<S0>(o, t);
     // k <= 2^15; at scale 0 |o| <= 2^15 too, so k o + 16384 fits int32.
     const int rst = S0 ? wrap16((k * o + 16384) >> 15)
                        : (int)(((long long)k * o + 16384) >> 15);
@@ -1012,6 +1024,12 @@ adm_mask123_dwt23(MaskArgs m, DwtArgs a, int mask_blocks, int dwt_tiles_x) {
 extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_mask123(MaskArgs m) {
     __shared__ MaskShared sh;
     mask<int32_t, false>(m, blockIdx.x, blockIdx.y, sh);
+}
+
+// kRecip, one thread per entry (AdmKernels::load launches it once, and waits for it).
+extern "C" __global__ void __launch_bounds__(kThreads) adm_fill_recip() {
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m < kRecipEntries) kRecip[m] = m == 0 ? 0u : (1u << 30) / (uint32_t)m;
 }
 
 // Row -1 of the scale-3 reference input when that input is 3..4 rows tall (pictures 17..32 rows

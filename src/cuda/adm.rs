@@ -44,7 +44,10 @@ const STATE_WORDS: usize = 7;
 const ROWS_DONE_OFFSET: usize = 32;
 const OOB_OFFSET: usize = 64;
 
-/// The ADM kernels of one context; cheap to clone.
+/// Entries of adm.cu's division table (`kRecip`: `floor(2^30 / m)`, `m` in `0..=2^15`).
+const RECIP_ENTRIES: u32 = 32769;
+
+/// The ADM kernels of one context (their module's division table filled); cheap to clone.
 #[derive(Clone)]
 pub struct AdmKernels {
     dwt0_u8: Function,
@@ -57,8 +60,22 @@ pub struct AdmKernels {
 }
 
 impl AdmKernels {
+    /// Loads the image and fills its division table (`adm_fill_recip`, on a stream of its own,
+    /// waited for).
     pub fn load(ctx: &Context) -> CudaResult<AdmKernels> {
         let module = kernels::ADM.load(ctx)?;
+        let fill = module.function("adm_fill_recip")?;
+        let stream = Stream::new(ctx)?;
+        let threads = (TILE_X * TILE_Y) as u32;
+        // SAFETY: adm_fill_recip takes no arguments and writes only its module's table.
+        unsafe {
+            fill.launch(
+                &stream,
+                LaunchConfig::linear(RECIP_ENTRIES.div_ceil(threads), threads),
+                &[],
+            )
+        }?;
+        stream.synchronize()?;
         Ok(AdmKernels {
             dwt0_u8: module.function("adm_dwt0_u8")?,
             dwt0_u16: module.function("adm_dwt0_u16")?,
