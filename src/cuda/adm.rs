@@ -48,6 +48,14 @@ const OOB_OFFSET: usize = 64;
 const RECIP_ENTRIES: u32 = 32769;
 
 /// The ADM kernels of one context (their module's division table filled); cheap to clone.
+///
+/// The table (128 KiB of module memory) cut `adm_mask0_dwt1` from 13.01 to 11.99 M warp
+/// instructions a 1080p frame and made 1080p frames about 1% faster (H200, BENCHMARKS.md, stop
+/// 45). Loading it costs about 1 ms more per module load: a cold rebuild (which loads the
+/// modules at every shot) went from 3.3-3.5 to 4.5 ms per shot of 1-3 frames at 576x324 on one
+/// H200 and from 4.2 to 5.2-5.3 ms on another, the same without the fill kernel's launch (the
+/// module's memory, not the fill, costs it); `full` and `reset` load the modules once per
+/// scorer.
 #[derive(Clone)]
 pub struct AdmKernels {
     dwt0_u8: Function,
