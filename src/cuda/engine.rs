@@ -39,19 +39,31 @@ use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
 /// Frames in flight, at most: while the GPU works on them, the host prepares (stages, enqueues)
-/// the next. Engines whose frames' graphs overlap (`Lanes`) use all of them above
-/// [`GRAPH_DEVICE_PIXELS`] and [`SMALL_LANE_SLOTS`] at or below it, the others
-/// `SERIAL_SLOTS`. Measured on an H200 (BENCHMARKS.md, 2026-11-28, stop 45), device frames
-/// overlapping on four lanes against three: 1920x1080 11,528-11,832 fps against
-/// 10,921-11,175, 1280x720 22,871 against 20,704, 1080p 10-bit 10,541 against 10,164,
-/// 3840x2160 3,273 against 3,224-3,230 (five and six lanes: no better than four).
+/// the next. Engines whose frames' graphs overlap (`Lanes`) use [`lane_slots`] of them, the
+/// others `SERIAL_SLOTS`.
 pub const SLOTS: usize = 4;
-/// Frames in flight of overlapping engines at or below [`GRAPH_DEVICE_PIXELS`]. Measured on an
-/// H100 (BENCHMARKS.md, 2026-11-27), overlapping graphs with three slots against two: 576x324
-/// device frames 25,300-34,400 fps against 22,000-25,300, pinned 21,600-29,600 against
-/// 18,200-24,800, 960x540 pinned 21,500 against 17,000-17,300; a third slot for 1080p frames
-/// (one graph or launch after another) measured 1-3% slower.
-const SMALL_LANE_SLOTS: usize = 3;
+/// Frames in flight of overlapping engines outside [`FOUR_LANE_PIXELS`]. Measured on an H100
+/// (BENCHMARKS.md, 2026-11-27), overlapping graphs with three slots against two: 576x324 device
+/// frames 25,300-34,400 fps against 22,000-25,300, pinned 21,600-29,600 against 18,200-24,800,
+/// 960x540 pinned 21,500 against 17,000-17,300; a third slot for 1080p frames (one graph or
+/// launch after another) measured 1-3% slower.
+const THREE_LANES: usize = 3;
+/// Frames above [`GRAPH_DEVICE_PIXELS`] and up to this size overlap on [`SLOTS`] lanes. Measured
+/// on an H200 (BENCHMARKS.md, 2026-11-28, stop 45), device frames on four lanes against three:
+/// 1920x1080 11,528-11,832 fps against 10,921-11,175, 1280x720 22,871 against 20,704, 1080p
+/// 10-bit 10,541 against 10,164 (five and six lanes no better than four); 3840x2160 3,212-3,283
+/// against 3,224-3,252, no clear gain for a fourth copy of 4K scratch (68 MB), so 4K keeps
+/// three. (2560x1440 was not measured.)
+const FOUR_LANE_PIXELS: usize = 2560 * 1440;
+
+/// Frames in flight of an overlapping engine with frames of `pixels` pixels.
+fn lane_slots(pixels: usize) -> usize {
+    if pixels > GRAPH_DEVICE_PIXELS && pixels <= FOUR_LANE_PIXELS {
+        SLOTS
+    } else {
+        THREE_LANES
+    }
+}
 /// Frames in flight in engines whose frames run one after another.
 const SERIAL_SLOTS: usize = 2;
 
@@ -406,7 +418,7 @@ enum Launch {
 /// ([`Busy`]): a 1920x1080 frame's kernels leave parts of the GPU idle at their ends, which the
 /// next frame fills (H100, 2026-11-28: 1280x720 12,933-14,769 -> 20,694-22,022 fps, 1920x1080
 /// 10,001-10,165 -> 11,012-11,219, 10-bit 9,051 -> 10,096, 3840x2160 unchanged; four lanes
-/// above 960x540 since, see [`SLOTS`]). Lanes are
+/// from 720p to 1440p since, see [`FOUR_LANE_PIXELS`]). Lanes are
 /// made by at most [`OVERLAPPING_ENGINES`] engines at once, not for ADM geometries whose frames
 /// carry a word of state ([`GpuAdm::carries_state`]): those need frame order.
 struct Lanes {
@@ -643,8 +655,8 @@ pub struct GpuFeatures {
     in_flight: std::collections::VecDeque<InFlight>,
     /// Held while `in_flight` is not empty.
     busy: Option<Busy>,
-    /// Slots in use: with lanes (also for frames that do not overlap) [`SLOTS`], or
-    /// [`SMALL_LANE_SLOTS`] at or below [`GRAPH_DEVICE_PIXELS`]; else [`SERIAL_SLOTS`].
+    /// Slots in use: with lanes (also for frames that do not overlap) [`lane_slots`], else
+    /// [`SERIAL_SLOTS`].
     slots: usize,
     next_slot: usize,
     graphs: Option<Graphs>,
@@ -688,7 +700,7 @@ impl GpuFeatures {
         // frames in device memory, as before overlapping reached those sizes.
         let graphs =
             graphs && !(small && could_overlap && ticket.is_none() && graph_use == GraphUse::Auto);
-        let lane_slots = if small { SMALL_LANE_SLOTS } else { SLOTS };
+        let lane_slots = lane_slots(w * h);
         let lanes = match ticket {
             Some(ticket) => {
                 for _ in 1..lane_slots {
@@ -1442,6 +1454,21 @@ mod tests {
             };
             assert_eq!(launch_for(case, || alone), want, "{case:?}, alone {alone}");
         }
+    }
+
+    #[test]
+    fn four_lanes_from_above_960x540_to_1440p() {
+        for (w, h, lanes) in [
+            (576, 324, 3),
+            (960, 540, 3),
+            (1280, 720, 4),
+            (1920, 1080, 4),
+            (2560, 1440, 4),
+            (3840, 2160, 3),
+        ] {
+            assert_eq!(lane_slots(w * h), lanes, "{w}x{h}");
+        }
+        assert!(lane_slots(1920 * 1080) <= SLOTS);
     }
 
     #[test]
