@@ -524,6 +524,24 @@ mod tests {
         assert!(ambiguous && f != v as f32);
     }
 
+    /// kernels/adm.cu's scale-0 ratio skips the rounding of magnitudes of 2^15 and more: for
+    /// int16 bands only |o| = 2^15, read unrounded from the table's last entry. Both give the
+    /// same k for every t of an int16 band.
+    #[test]
+    fn unrounded_last_table_entry_gives_the_rounded_ratio() {
+        let lut = super::super::consts::div_lookup();
+        let unrounded = |o: i32, t: i32| {
+            let prod = lut[(o.unsigned_abs() + 32768) as usize] as i64 * t as i64;
+            let signed = if o < 0 { -prod } else { prod };
+            ((signed + (1 << 14)) >> 15).clamp(0, 32768)
+        };
+        for o in [-32768, 32767, -32767, 16384, -1, 1] {
+            for t in -32768..=32767 {
+                assert_eq!(ratio_q15(o, t, lut), unrounded(o, t), "o {o}, t {t}");
+            }
+        }
+    }
+
     /// The branch-free f64 kernel against the direct transcription of libvmaf's integer code.
     #[test]
     fn f64_kernel_matches_integer_formulas() {
