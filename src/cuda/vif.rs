@@ -354,8 +354,8 @@ impl GpuVif {
             // buffers the previous launch on this stream wrote (w x h packed u16). The next
             // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
             // writes none (null). `state` is our scratch's STATE_BYTES state part (33 u64, as
-            // the kernels expect), zero between frames. The table holds 32768 bytes. All of it lives until
-            // the stream work completed (`done`, waited for on drop).
+            // the kernels expect), zero between frames. The table holds 32768 bytes. All of it
+            // lives until the stream work completed (`done`, waited for on drop).
             unsafe { function.launch(stream, config, &args) }?;
         }
         self.state_dirty = false;
