@@ -163,8 +163,17 @@ fn gpu_motion_equals_cpu_on_corpus_clips() {
 #[test]
 fn gpu_motion_equals_cpu_on_worst_cases() {
     let Some(_g) = gpu() else { return };
-    // (200x70 has tiles whose apron lies inside the picture: the aligned word loads.)
-    for (w, h) in [(18, 18), (19, 23), (65, 17 + 2), (130, 33), (200, 70)] {
+    // (250x100 and 371x45 have strips whose lanes and rows all lie inside the picture: the
+    // kernel's word loads and straight-line passes, beside edge strips in the same frame.)
+    for (w, h) in [
+        (18, 18),
+        (19, 23),
+        (65, 17 + 2),
+        (130, 33),
+        (200, 70),
+        (250, 100),
+        (371, 45),
+    ] {
         for bpc in [8, 10, 12, 16] {
             compare(
                 &format!("noise {w}x{h} {bpc}-bit"),

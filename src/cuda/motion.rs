@@ -20,10 +20,11 @@ use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::stream::Stream;
 
-/// Tile of one block in motion.cu (`kTileW` x `kTileH`), 32 x 8 threads.
-const TILE_W: usize = 64;
+/// Tile of one block in motion.cu (`kTileW` x `kTileH`), 32 x 4 threads (a warp per strip of
+/// 8 rows, 4 columns per lane, lanes 1..30 the tile's columns).
+const TILE_W: usize = 120;
 const TILE_H: usize = 32;
-const BLOCK: (u32, u32, u32) = (32, 8, 1);
+const BLOCK: (u32, u32, u32) = (32, 4, 1);
 /// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
 /// this could wrap it, which the kernel does not reproduce.
 pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
