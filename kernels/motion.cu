@@ -3,20 +3,19 @@
 // score itself (sum / 256 / pixels, clipped; motion2 = min of neighbours) is computed on the
 // host from this sum by the same code as the CPU path.
 //
-// One block of 32x4 threads computes a 120x32 tile of the blurred difference, each warp a strip
-// of 8 rows, each lane 4 adjacent columns of it, in registers (no shared memory but the block's
-// four sums):
+// One block computes a 120x32 tile of the blurred difference, each warp a strip of rows (8 for
+// 8-bit pictures: 32x4 threads; 4 for deeper ones: 32x8), each lane 4 adjacent columns of it,
+// in registers (no shared memory but the block's warp sums):
 //   1. lane l holds columns x0 - 4 + 4 l .. + 3 (lanes 1..30 the tile's 120 columns, lanes 0
-//      and 31 the 2-sample apron on each side), and reads the strip's 12 rows (8 plus the
-//      2-row apron above and below) as one aligned word of 4 samples per row and picture where
-//      its columns lie in the picture; lanes at the picture's edges read sample by sample,
-//      columns and rows mirrored about the edge sample as libvmaf does (-1 -> 1, n -> n - 2).
-//      Strips away from the edges (most of a picture: strip_fast) load all 24 words first and
-//      run the passes below in straight-line code, the differences as biased 16-bit lanes;
-//      edge strips go row by row (strip);
-//   2. vertical 5-tap pass over the differences as each row arrives (a window of 5 rows of 4
-//      values), (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as libvmaf's C does on int64): in
-//      int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31); at 16 bits from the sum's
+//      and 31 the 2-sample apron on each side) and reads the strip's rows and the 2-row apron
+//      above and below, one aligned word of 4 samples per row and picture where its columns
+//      lie in the picture; lanes at the picture's edges read sample by sample, columns and rows
+//      mirrored about the edge sample as libvmaf does (-1 -> 1, n -> n - 2). Every row's words
+//      are loaded first (all in flight together), then the passes below run in straight-line
+//      code; strips away from the edges (most of a picture) read only words and never mirror;
+//   2. vertical 5-tap pass over the differences (a window of 5 rows of 4 values sliding down
+//      the strip), (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as libvmaf's C does on int64):
+//      in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31); at 16 bits from the sum's
 //      exact half (see half_tap_sum), which is the same value;
 //   3. horizontal 5-tap pass, (sum + 2^15) >> 16 from the sum's exact half in int32, on the
 //      lane's 4 vertical outputs and its neighbours' 2 on each side (warp shuffles), absolute
@@ -38,13 +37,17 @@
 // would make the image depend on where the repository is checked out.
 namespace motion {
 
-constexpr int kWarps = 4;
-constexpr int kThreads = 32 * kWarps;
-// Output columns of a tile: lanes 1..30, 4 each.
+// Output columns of a tile: lanes 1..30, 4 each; output rows of a tile.
 constexpr int kTileW = 4 * 30;
-// Output rows of a warp's strip, and of a tile.
-constexpr int kRows = 8;
-constexpr int kTileH = kRows * kWarps;
+constexpr int kTileH = 32;
+// Output rows of a warp's strip: 8 for 8-bit pictures, 4 for deeper ones (whose words are twice
+// as many registers); a tile is kTileH / kRows warps.
+template <typename T>
+struct Shape {
+    static constexpr int kRows = sizeof(T) == 1 ? 8 : 4;
+    static constexpr int kWarps = kTileH / kRows;
+    static constexpr int kThreads = 32 * kWarps;
+};
 
 // libvmaf's 5-tap filter (it sums to 65536).
 constexpr int kF0 = 3571, kF1 = 16004, kF2 = 26386;
@@ -121,189 +124,116 @@ __device__ __forceinline__ unsigned int warp_sum(unsigned int v) {
     return v;
 }
 
-// One lane's row of the strip: prev - cur at its 4 columns (d), and the tile's own samples of
-// cur written to store (`own`: an output row of the strip inside the picture, lanes 1..30).
-//   fast: the lane's 4 columns inside the picture and every plane word-aligned (one word per
-//   picture); else sample by sample at the mirrored columns.
+// Four samples as the word an aligned load of them gives.
+__device__ __forceinline__ uint32_t pack4(const int (&v)[4], uint8_t) {
+    return (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
+}
+__device__ __forceinline__ uint2 pack4(const int (&v)[4], uint16_t) {
+    return make_uint2((uint32_t)v[0] | (uint32_t)v[1] << 16, (uint32_t)v[2] | (uint32_t)v[3] << 16);
+}
+
+// A lane's 4 columns of one row of a picture: one aligned word (`word`), else sample by sample
+// at the lane's mirrored columns `mx` (edge lanes), packed into the same word.
 template <typename T>
-__device__ __forceinline__ void row_diff(const uint8_t* __restrict__ prev_row,
-                                         const uint8_t* __restrict__ cur_row,
-                                         uint8_t* __restrict__ store_row, int xl, int width,
-                                         bool fast, bool own, bool compute, int shift,
-                                         int (&d)[4]) {
+__device__ __forceinline__ typename Quad<T>::W lane_word(const uint8_t* __restrict__ row, int xl,
+                                                         bool word, const int (&mx)[4]) {
     using W = typename Quad<T>::W;
-    if (fast) {
-        const W c = quad_shift(*reinterpret_cast<const W*>(cur_row + xl * (int)sizeof(T)), shift);
-        const W p = compute ? *reinterpret_cast<const W*>(prev_row + xl * (int)sizeof(T)) : W{};
-        if (own) *reinterpret_cast<W*>(store_row + xl * (int)sizeof(T)) = c;
+    if (word) return *reinterpret_cast<const W*>(row + xl * (int)sizeof(T));
+    int v[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) d[e] = quad_sample(p, e) - quad_sample(c, e);
+    for (int e = 0; e < 4; ++e) v[e] = load<T>(row, mx[e]);
+    return pack4(v, T{});
+}
+
+// The differences of a row's 4 samples: with a bias per value (up to 15 bits), 8-bit words as
+// 16-bit lanes of p - c + 256 (one add per pair of samples), 16-bit samples as p - c + 2^15;
+// the vertical pass takes the bias (times the taps' 65536) back in its rounding constant, in
+// wrapping uint32 (see strip). At 16 bits (kHalf) the plain differences, as int32 bit patterns.
+constexpr uint32_t kBias8 = 256u, kBias16 = 32768u;
+template <bool kHalf>
+__device__ __forceinline__ void row_diff(uint32_t p, uint32_t c, uint32_t (&d)[4]) {
+    constexpr uint32_t kBias = kBias8 * 0x10001u;
+    const uint32_t e = __byte_perm(p, 0u, 0x4240u) + kBias - __byte_perm(c, 0u, 0x4240u);
+    const uint32_t o = __byte_perm(p, 0u, 0x4341u) + kBias - __byte_perm(c, 0u, 0x4341u);
+    d[0] = e & 0xffffu, d[1] = o & 0xffffu, d[2] = e >> 16, d[3] = o >> 16;
+}
+template <bool kHalf>
+__device__ __forceinline__ void row_diff(uint2 p, uint2 c, uint32_t (&d)[4]) {
+    if constexpr (kHalf) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) d[e] = (uint32_t)(quad_sample(p, e) - quad_sample(c, e));
     } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int x = xl + e;
-            const int mx = mirror(x, width);
-            const int c = load_cur<T>(cur_row, mx, shift);
-            if (own && x >= 0 && x < width) reinterpret_cast<T*>(store_row)[x] = (T)c;
-            d[e] = compute ? (int)load<T>(prev_row, mx) - c : 0;
-        }
+        const uint32_t lo = p.x + kBias16 * 0x10001u - c.x, hi = p.y + kBias16 * 0x10001u - c.y;
+        d[0] = lo & 0xffffu, d[1] = lo >> 16, d[2] = hi & 0xffffu, d[3] = hi >> 16;
     }
 }
 
-// A lane's sum of |blurred difference| over its valid outputs of the strip (kHalf: the vertical
-// pass from the sums' exact halves, for 16 bits), or 0 with compute == 0 (only the store).
-template <typename T, bool kHalf>
+// A lane's sum of |blurred difference| over its valid outputs of the strip rows y0 .. y0 +
+// kRows - 1, columns xl .. xl + 3 (lane l: xl = x0 - 4 + 4 l; lanes 1..30 the tile's columns),
+// and the strip's own samples of cur written to store. Every row's words are loaded first (all
+// in flight together), then the passes run in straight-line code.
+//   kEdge: a strip at the picture's edges: rows mirrored, lanes whose columns leave the picture
+//   (or planes not aligned to words) read their samples one by one at mirrored columns, and
+//   outputs outside the picture are not counted. Else every lane reads whole aligned words
+//   (x0 >= 4, x0 + 124 <= width, aligned planes) of rows y0 - 2 .. y0 + kRows + 1, all inside
+//   the picture.
+//   kHalf (16 bits, always kEdge): the vertical pass from the sums' exact halves.
+template <typename T, bool kHalf, bool kEdge>
 __device__ __forceinline__ unsigned int strip(const uint8_t* __restrict__ prev, size_t prev_pitch,
                                               const uint8_t* __restrict__ cur, size_t cur_pitch,
                                               uint8_t* __restrict__ store, size_t store_pitch,
                                               int width, int height, int bpc, int shift,
-                                              bool compute, int x0, int y0) {
+                                              bool aligned, int x0, int y0) {
     using W = typename Quad<T>::W;
+    constexpr int kRows = Shape<T>::kRows;
     const int lane = threadIdx.x;
     const int xl = x0 - 4 + 4 * lane;
     const bool out_lane = lane >= 1 && lane <= 30;
-    const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
-                       reinterpret_cast<size_t>(cur) | cur_pitch |
-                       reinterpret_cast<size_t>(store) | store_pitch;
-    const bool fast = (any & (sizeof(W) - 1)) == 0 && xl >= 0 && xl + 4 <= width;
-    // Columns past the apron of the picture's last column feed no output: left at zero.
-    const bool used = xl <= width + 1;
+    const bool word = !kEdge || (aligned && xl >= 0 && xl + 4 <= width);
+    int mx[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) mx[e] = kEdge ? mirror(xl + e, width) : 0;
 
-    // Rows y0 - 2 .. y0 + kRows + 1, mirrored; rows past the picture's mirrored apron feed no
-    // output (mirrored too: any row of the picture will do).
-    auto row_of = [&](int i) {
-        const int y = y0 - 2 + i;
-        return (y >= 0 && y < height) ? y : mirror(y, height);
-    };
-    auto own_row = [&](int i) {
-        const int r = i - 2;
-        return out_lane && r >= 0 && r < kRows && y0 + r < height;
-    };
-
-    if (!compute) {
-        int d[4];
-#pragma unroll 1
-        for (int i = 2; i < kRows + 2; ++i) {
-            const int y = row_of(i);
-            if (used && own_row(i)) {
-                row_diff<T>(nullptr, cur + (size_t)y * cur_pitch, store + (size_t)y * store_pitch,
-                            xl, width, fast, true, false, shift, d);
-            }
-        }
-        return 0u;
-    }
-
-    // Vertical rounding (int32 sums up to 15 bits, halves at 16).
-    const int vround = kHalf ? 1 << (bpc - 2) : 1 << (bpc - 1);
-    const int vshift = kHalf ? bpc - 1 : bpc;
-    int win[5][4];
-    unsigned int acc[4] = {0u, 0u, 0u, 0u};
-    // (A loop, not unrolled: edge strips are few, and their sample-by-sample loads would make
-    // the unrolled image several times larger. The window's indices stay constant.)
-#pragma unroll 1
+    W pw[kRows + 4], cw[kRows + 4];
+    // (Inside the picture, rows follow one another: the row pointers step by the pitches.)
+    const uint8_t* cur_row = cur + (size_t)(y0 - 2) * cur_pitch;
+    const uint8_t* prev_row = prev + (size_t)(y0 - 2) * prev_pitch;
+#pragma unroll
     for (int i = 0; i < kRows + 4; ++i) {
-        // The window slides down one row.
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) win[k][e] = win[k + 1][e];
+        if constexpr (kEdge) {
+            // (Rows past the picture's mirrored apron feed no output; mirrored too.)
+            const int y = mirror(y0 - 2 + i, height);
+            cur_row = cur + (size_t)y * cur_pitch;
+            prev_row = prev + (size_t)y * prev_pitch;
         }
-        const int y = row_of(i);
-        if (used) {
-            row_diff<T>(prev + (size_t)y * prev_pitch, cur + (size_t)y * cur_pitch,
-                        store + (size_t)y * store_pitch, xl, width, fast, own_row(i), true,
-                        shift, win[4]);
+        cw[i] = lane_word<T>(cur_row, xl, word, mx);
+        pw[i] = lane_word<T>(prev_row, xl, word, mx);
+        cur_row += cur_pitch;
+        prev_row += prev_pitch;
+    }
+#pragma unroll
+    for (int i = 0; i < kRows + 4; ++i) cw[i] = quad_shift(cw[i], shift);
+    uint8_t* row = store + (size_t)y0 * store_pitch;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r, row += store_pitch) {
+        if (!out_lane || (kEdge && y0 + r >= height)) continue;
+        if (word) {
+            *reinterpret_cast<W*>(row + xl * (int)sizeof(T)) = cw[r + 2];
         } else {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) win[4][e] = 0;
-        }
-        const int r = i - 4;
-        if (r < 0 || y0 + r >= height) continue;  // (warp-uniform)
-        int v[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            int s;
-            if constexpr (kHalf) {
-                s = half_tap_sum(win[0][e], win[1][e], win[2][e], win[3][e], win[4][e]);
-            } else {
-                s = kF0 * (win[0][e] + win[4][e]) + kF1 * (win[1][e] + win[3][e]) +
-                    kF2 * win[2][e];
+            for (int e = 0; e < 4; ++e) {
+                if (xl + e < width) {
+                    reinterpret_cast<T*>(row)[xl + e] = (T)quad_sample(cw[r + 2], e);
+                }
             }
-            v[e] = (s + vround) >> vshift;
-        }
-        // Vertical outputs of the two columns on each side, from the neighbouring lanes.
-        const int l2 = __shfl_up_sync(0xffffffffu, v[2], 1);
-        const int l3 = __shfl_up_sync(0xffffffffu, v[3], 1);
-        const int r0 = __shfl_down_sync(0xffffffffu, v[0], 1);
-        const int r1 = __shfl_down_sync(0xffffffffu, v[1], 1);
-        const int w[8] = {l2, l3, v[0], v[1], v[2], v[3], r0, r1};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int h = (half_tap_sum(w[e], w[e + 1], w[e + 2], w[e + 3], w[e + 4]) + (1 << 14)) >>
-                          15;
-            // |h| <= 65536; a lane's 8 rows of them fit uint32.
-            acc[e] += (unsigned int)(h < 0 ? -h : h);
         }
     }
-    unsigned int sum = 0;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-        if (out_lane && xl + e < width) sum += acc[e];
-    }
-    return sum;
-}
 
-// The differences of a row's 4 samples with a bias per value (fast strips): 8-bit words as 16-bit
-// lanes of p - c + 256 (one add per pair of samples), 16-bit samples of at most 15 bits as
-// p - c + 2^15; the vertical pass takes the bias (times the taps' 65536) back in its rounding
-// constant, in wrapping uint32 (see strip_fast).
-constexpr uint32_t kBias8 = 256u, kBias16 = 32768u;
-__device__ __forceinline__ void biased_diff(uint32_t p, uint32_t c, uint32_t (&d)[4]) {
-    const uint32_t e = __byte_perm(p, 0u, 0x4240u) + kBias8 * 0x10001u - __byte_perm(c, 0u, 0x4240u);
-    const uint32_t o = __byte_perm(p, 0u, 0x4341u) + kBias8 * 0x10001u - __byte_perm(c, 0u, 0x4341u);
-    d[0] = e & 0xffffu, d[1] = o & 0xffffu, d[2] = e >> 16, d[3] = o >> 16;
-}
-__device__ __forceinline__ void biased_diff(uint2 p, uint2 c, uint32_t (&d)[4]) {
-    const uint32_t lo = p.x + kBias16 * 0x10001u - c.x, hi = p.y + kBias16 * 0x10001u - c.y;
-    d[0] = lo & 0xffffu, d[1] = lo >> 16, d[2] = hi & 0xffffu, d[3] = hi >> 16;
-}
-
-// strip for a warp whose lanes all read whole aligned words (x0 >= 4, x0 + 124 <= width,
-// planes aligned) and whose 12 rows lie in the picture without mirroring, at most 15 bits: every
-// row's words loaded first (all in flight together), then the passes in straight-line code.
-template <typename T>
-__device__ __forceinline__ unsigned int strip_fast(const uint8_t* __restrict__ prev,
-                                                   size_t prev_pitch,
-                                                   const uint8_t* __restrict__ cur,
-                                                   size_t cur_pitch, uint8_t* __restrict__ store,
-                                                   size_t store_pitch, int bpc, int shift, int xl,
-                                                   int y0, bool out_lane) {
-    using W = typename Quad<T>::W;
-    const uint8_t* p = prev + (size_t)(y0 - 2) * prev_pitch + xl * (int)sizeof(T);
-    const uint8_t* c = cur + (size_t)(y0 - 2) * cur_pitch + xl * (int)sizeof(T);
-    uint8_t* s = store + (size_t)y0 * store_pitch + xl * (int)sizeof(T);
-    W pw[kRows + 4], cw[kRows + 4];
-#pragma unroll
-    for (int i = 0; i < kRows + 4; ++i) {
-        cw[i] = *reinterpret_cast<const W*>(c);
-        pw[i] = *reinterpret_cast<const W*>(p);
-        c += cur_pitch;
-        p += prev_pitch;
-    }
-#pragma unroll
-    for (int i = 2; i < kRows + 2; ++i) {
-        cw[i] = quad_shift(cw[i], shift);
-        if (out_lane) *reinterpret_cast<W*>(s) = cw[i];
-        s += store_pitch;
-    }
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        cw[i] = quad_shift(cw[i], shift);
-        cw[kRows + 2 + i] = quad_shift(cw[kRows + 2 + i], shift);
-    }
-    // (s' + vconst) mod 2^32 = s + 2^(bpc-1) for the biased sum s' = s + bias * 65536.
+    // (s' + vconst) mod 2^32 = s + 2^(bpc-1) for the biased sum s' = s + bias * 65536; at 16
+    // bits (floor(s / 2) + 2^(bpc-2)) >> (bpc - 1), the same value.
     const uint32_t bias = sizeof(T) == 1 ? kBias8 : kBias16;
-    const uint32_t vconst = (1u << (bpc - 1)) - bias * 65536u;
+    const uint32_t vconst = kHalf ? 1u << (bpc - 2) : (1u << (bpc - 1)) - bias * 65536u;
+    const int vshift = kHalf ? bpc - 1 : bpc;
     uint32_t win[5][4];
     unsigned int acc[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
@@ -313,29 +243,61 @@ __device__ __forceinline__ unsigned int strip_fast(const uint8_t* __restrict__ p
 #pragma unroll
             for (int e = 0; e < 4; ++e) win[k][e] = win[k + 1][e];
         }
-        biased_diff(pw[i], cw[i], win[4]);
+        row_diff<kHalf>(pw[i], cw[i], win[4]);
         if (i < 4) continue;
         int v[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const uint32_t sb = kF0 * (win[0][e] + win[4][e]) + kF1 * (win[1][e] + win[3][e]) +
-                                kF2 * win[2][e];
-            v[e] = (int)(sb + vconst) >> bpc;
+            uint32_t sb;
+            if constexpr (kHalf) {
+                sb = (uint32_t)half_tap_sum((int)win[0][e], (int)win[1][e], (int)win[2][e],
+                                            (int)win[3][e], (int)win[4][e]);
+            } else {
+                sb = kF0 * (win[0][e] + win[4][e]) + kF1 * (win[1][e] + win[3][e]) +
+                     kF2 * win[2][e];
+            }
+            v[e] = (int)(sb + vconst) >> vshift;
         }
+        // Vertical outputs of the two columns on each side, from the neighbouring lanes.
         const int l2 = __shfl_up_sync(0xffffffffu, v[2], 1);
         const int l3 = __shfl_up_sync(0xffffffffu, v[3], 1);
         const int r0 = __shfl_down_sync(0xffffffffu, v[0], 1);
         const int r1 = __shfl_down_sync(0xffffffffu, v[1], 1);
         const int w[8] = {l2, l3, v[0], v[1], v[2], v[3], r0, r1};
+        const bool row_in = !kEdge || y0 + i - 4 < height;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             const int h =
                 (half_tap_sum(w[e], w[e + 1], w[e + 2], w[e + 3], w[e + 4]) + (1 << 14)) >> 15;
-            // |h| <= 65536; a lane's 8 rows of them fit uint32.
-            acc[e] += (unsigned int)(h < 0 ? -h : h);
+            // |h| <= 65536; a lane's kRows rows of them fit uint32.
+            acc[e] += row_in ? (unsigned int)(h < 0 ? -h : h) : 0u;
         }
     }
-    return out_lane ? acc[0] + acc[1] + acc[2] + acc[3] : 0u;
+    unsigned int sum = 0;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        if (out_lane && (!kEdge || xl + e < width)) sum += acc[e];
+    }
+    return sum;
+}
+
+// A session's first frame: only the strip's own samples of cur, into store.
+template <typename T>
+__device__ __forceinline__ void store_only(const uint8_t* __restrict__ cur, size_t cur_pitch,
+                                           uint8_t* __restrict__ store, size_t store_pitch,
+                                           int width, int height, int shift, int x0, int y0) {
+    constexpr int kRows = Shape<T>::kRows;
+    const int xl = x0 - 4 + 4 * (int)threadIdx.x;
+    if (threadIdx.x < 1 || threadIdx.x > 30) return;
+#pragma unroll 1
+    for (int r = 0; r < kRows && y0 + r < height; ++r) {
+        const uint8_t* row = cur + (size_t)(y0 + r) * cur_pitch;
+        T* out = reinterpret_cast<T*>(store + (size_t)(y0 + r) * store_pitch);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            if (xl + e < width) out[xl + e] = (T)load_cur<T>(row, xl + e, shift);
+        }
+    }
 }
 
 template <typename T, bool kHalf>
@@ -345,25 +307,29 @@ __device__ __forceinline__ void motion_tile(const uint8_t* __restrict__ prev, si
                                             int width, int height, int bpc, int shift,
                                             int compute, unsigned long long* __restrict__ state,
                                             unsigned long long* __restrict__ result) {
+    constexpr int kRows = Shape<T>::kRows, kWarps = Shape<T>::kWarps;
     __shared__ unsigned int warp_sums[kWarps];
     const int x0 = blockIdx.x * kTileW;
     const int y0 = blockIdx.y * kTileH + kRows * threadIdx.y;
-    unsigned int sum = 0;
+    if (!compute) {
+        if (y0 < height) {
+            store_only<T>(cur, cur_pitch, store, store_pitch, width, height, shift, x0, y0);
+        }
+        return;
+    }
     const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
                        reinterpret_cast<size_t>(cur) | cur_pitch |
                        reinterpret_cast<size_t>(store) | store_pitch;
-    // (warp-uniform)
-    const bool fast = !kHalf && compute && (any & (4 * sizeof(T) - 1)) == 0 && x0 >= 4 &&
-                      x0 + 4 * 31 <= width && y0 >= 2 && y0 + kRows + 2 <= height;
-    if (fast) {
-        const int lane = threadIdx.x;
-        sum = strip_fast<T>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, bpc, shift,
-                            x0 - 4 + 4 * lane, y0, lane >= 1 && lane <= 30);
-    } else if (y0 < height) {  // (strips below the picture have nothing to do)
-        sum = strip<T, kHalf>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width, height,
-                              bpc, shift, compute != 0, x0, y0);
+    const bool aligned = (any & (4 * sizeof(T) - 1)) == 0;
+    unsigned int sum = 0;
+    // (Warp-uniform; strips below the picture have nothing to do.)
+    if (!kHalf && aligned && x0 >= 4 && x0 + 124 <= width && y0 >= 2 && y0 + kRows + 2 <= height) {
+        sum = strip<T, false, false>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
+                                     height, bpc, shift, true, x0, y0);
+    } else if (y0 < height) {
+        sum = strip<T, kHalf, true>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
+                                    height, bpc, shift, aligned, x0, y0);
     }
-    if (!compute) return;
 
     sum = warp_sum(sum);
     if (threadIdx.x == 0) warp_sums[threadIdx.y] = sum;
@@ -390,11 +356,13 @@ __device__ __forceinline__ void motion_tile(const uint8_t* __restrict__ prev, si
 }  // namespace motion
 using namespace motion;
 
-// Grid: (ceil(width / 120), ceil(height / 32)), 32x4 threads. `state`: two u64, zero before the
-// launch and left zero after it (the accumulator, then the block counter); `result` receives
-// the frame's sum (compute != 0). `cur` is the caller's picture (16-bit samples read as stored
-// >> shift); `prev` and `store` are ours, LSB-aligned (shift applied when `store` was written).
-extern "C" __global__ void __launch_bounds__(kThreads)
+// Grid: (ceil(width / 120), ceil(height / 32)), 32x4 threads (motion_sad_u16: 32x8). `state`:
+// two u64, zero before the launch and left zero after it (the accumulator, then the block
+// counter); `result` receives the frame's sum (compute != 0; compute == 0, a session's first
+// frame, only copies `cur` into `store`). `cur` is the caller's picture (16-bit samples read as
+// stored >> shift); `prev` and `store` are ours, LSB-aligned (shift applied when `store` was
+// written).
+extern "C" __global__ void __launch_bounds__(Shape<uint8_t>::kThreads)
 motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
               size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
               int height, int bpc, int shift, int compute,
@@ -403,7 +371,7 @@ motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t
                                 height, bpc, shift, compute, state, result);
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads)
+extern "C" __global__ void __launch_bounds__(Shape<uint16_t>::kThreads)
 motion_sad_u16(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
                size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
                int height, int bpc, int shift, int compute,

@@ -20,11 +20,23 @@ use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::stream::Stream;
 
-/// Tile of one block in motion.cu (`kTileW` x `kTileH`), 32 x 4 threads (a warp per strip of
-/// 8 rows, 4 columns per lane, lanes 1..30 the tile's columns).
+/// Tile of one block in motion.cu (`kTileW` x `kTileH`): a warp per strip of rows, 4 columns
+/// per lane (lanes 1..30 the tile's columns).
 const TILE_W: usize = 120;
 const TILE_H: usize = 32;
-const BLOCK: (u32, u32, u32) = (32, 4, 1);
+/// Rows of a warp's strip (`Shape::kRows`): 8-bit pictures, deeper ones.
+const STRIP_ROWS_8: usize = 8;
+const STRIP_ROWS_16: usize = 4;
+
+/// Threads of a block: a warp per strip of the tile.
+fn block(bpc: u32) -> (u32, u32, u32) {
+    let rows = if bpc == 8 {
+        STRIP_ROWS_8
+    } else {
+        STRIP_ROWS_16
+    };
+    (32, (TILE_H / rows) as u32, 1)
+}
 /// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
 /// this could wrap it, which the kernel does not reproduce.
 pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
@@ -190,7 +202,7 @@ impl GpuMotion {
                 self.height.div_ceil(TILE_H) as u32,
                 1,
             ),
-            block: BLOCK,
+            block: block(self.bpc),
             shared_bytes: 0,
         };
         let f = if self.bpc == 8 {
