@@ -37,18 +37,6 @@
 // would make the image depend on where the repository is checked out.
 namespace motion {
 
-// Output columns of a tile: lanes 1..30, 4 each; output rows of a tile.
-constexpr int kTileW = 4 * 30;
-constexpr int kTileH = 32;
-// Output rows of a warp's strip: 8 for 8-bit pictures, 4 for deeper ones (whose words are twice
-// as many registers); a tile is kTileH / kRows warps.
-template <typename T>
-struct Shape {
-    static constexpr int kRows = sizeof(T) == 1 ? 8 : 4;
-    static constexpr int kWarps = kTileH / kRows;
-    static constexpr int kThreads = 32 * kWarps;
-};
-
 // libvmaf's 5-tap filter (it sums to 65536).
 constexpr int kF0 = 3571, kF1 = 16004, kF2 = 26386;
 
@@ -64,11 +52,6 @@ __device__ __forceinline__ int mirror(int i, int n) {
             return i;
         }
     }
-}
-
-template <typename T>
-__device__ __forceinline__ T load(const uint8_t* row, int x) {
-    return reinterpret_cast<const T*>(row)[x];
 }
 
 // floor(sum f[k] x[k] / 2) of the 5-tap filter in int32: with |x| <= 65535 the sum itself can
@@ -104,6 +87,251 @@ __device__ __forceinline__ uint32_t quad_shift(uint32_t w, int) { return w; }
 __device__ __forceinline__ uint2 quad_shift(uint2 w, int shift) {
     const uint32_t keep = (0xffffu >> shift) * 0x10001u;
     return make_uint2((w.x >> shift) & keep, (w.y >> shift) & keep);
+}
+
+// The tile kernels (motion_tiles_*): see the file header.
+namespace tiles {
+
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 8;
+constexpr int kThreads = kBlockX * kBlockY;
+constexpr int kTileW = 64;
+constexpr int kTileH = 32;
+constexpr int kApronW = kTileW + 4;
+constexpr int kApronH = kTileH + 4;
+// Apron columns per thread: tx, tx + 32, tx + 64 (the last only for tx < 4).
+constexpr int kCols = (kApronW + kBlockX - 1) / kBlockX;
+
+__constant__ int kFilter[5] = {3571, 16004, 26386, 16004, 3571};
+
+template <typename T>
+__device__ __forceinline__ T load(const uint8_t* base, size_t pitch, int x, int y) {
+    return reinterpret_cast<const T*>(base + (size_t)y * pitch)[x];
+}
+
+// A sample of the caller's picture: 16-bit storage may be MSB-aligned (P010: shift 6), shifted
+// down on load; 8-bit pictures are never shifted.
+template <typename T>
+__device__ __forceinline__ T load_cur(const uint8_t* base, size_t pitch, int x, int y, int shift) {
+    if constexpr (sizeof(T) == 1) {
+        return load<T>(base, pitch, x, y);
+    } else {
+        return (T)(load<T>(base, pitch, x, y) >> shift);
+    }
+}
+
+// Vertical pass over the whole apron width: work item idx (< kVertItems) is apron column
+// idx % kApronW and the kVertRows output rows from kVertRows * (idx / kApronW), made from that
+// column's kVertRows + 4 difference rows (consecutive lanes: consecutive columns).
+constexpr int kVertRows = 8;
+constexpr int kVertItems = kApronW * (kTileH / kVertRows);
+template <typename Acc>
+__device__ __forceinline__ void vertical(const int (*diff)[kApronW], int (*vert)[kApronW], int tid,
+                                         int bpc) {
+    const Acc round = (Acc)1 << (bpc - 1);
+#pragma unroll
+    for (int it = 0; it < (kVertItems + kThreads - 1) / kThreads; ++it) {
+        const int idx = tid + it * kThreads;
+        if (idx >= kVertItems) break;
+        const int c = idx % kApronW, r0 = kVertRows * (idx / kApronW);
+        Acc s[kVertRows];
+#pragma unroll
+        for (int o = 0; o < kVertRows; ++o) s[o] = 0;
+#pragma unroll
+        for (int t = 0; t < kVertRows + 4; ++t) {
+            const Acc d = diff[r0 + t][c];
+#pragma unroll
+            for (int o = 0; o < kVertRows; ++o) {
+                const int k = t - o;
+                if (k >= 0 && k < 5) s[o] += (Acc)kFilter[k] * d;
+            }
+        }
+#pragma unroll
+        for (int o = 0; o < kVertRows; ++o) vert[r0 + o][c] = (int)((s[o] + round) >> bpc);
+    }
+}
+
+// Words of 4 samples per apron row in the aligned path (columns x0 - 4 .. x0 + 67).
+constexpr int kWords = (kApronW + 4) / 4;
+
+// Whether a tile takes the aligned path: the apron's words inside the picture, every plane and
+// pitch aligned to a word of 4 samples (ours always are; a caller's plane may not be).
+template <typename T>
+__device__ __forceinline__ bool words_fit(const uint8_t* prev, size_t prev_pitch,
+                                          const uint8_t* cur, size_t cur_pitch,
+                                          const uint8_t* store, size_t store_pitch, int x0,
+                                          int y0, int width, int height) {
+    const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
+                       reinterpret_cast<size_t>(cur) | cur_pitch |
+                       reinterpret_cast<size_t>(store) | store_pitch;
+    return (any & (sizeof(typename Quad<T>::W) - 1)) == 0 && x0 >= 4 &&
+           x0 + 4 * kWords - 4 <= width && y0 >= 2 && y0 + kApronH - 2 <= height;
+}
+
+template <typename T>
+__device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
+                            const uint8_t* __restrict__ cur, size_t cur_pitch,
+                            uint8_t* __restrict__ store, size_t store_pitch, int width,
+                            int height, int bpc, int shift, int compute,
+                            unsigned long long* __restrict__ state,
+                            unsigned long long* __restrict__ result) {
+    __shared__ int diff[kApronH][kApronW];
+    // (16-byte aligned: the horizontal pass reads it 4 values at a time)
+    __shared__ alignas(16) int vert[kTileH][kApronW];
+    __shared__ unsigned int warp_sums[kThreads / 32];
+
+    const int x0 = blockIdx.x * kTileW;
+    const int y0 = blockIdx.y * kTileH;
+    const int tx = threadIdx.x;
+    const int ty = threadIdx.y;
+    const int tid = ty * kBlockX + tx;
+
+    // 1. The apron of prev - cur; the tile's own samples of cur also go to store.
+    if (words_fit<T>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, x0, y0, width,
+                     height)) {
+        // Tiles away from the edges with aligned planes: every apron row as 18 aligned words
+        // of 4 samples from x0 - 4 (no mirroring), all of a thread's loads issued before any of
+        // its stores, so that they are in flight together; the tile's own columns are words
+        // 1..16, stored whole.
+        using W = typename Quad<T>::W;
+        constexpr int kItems = kApronH * kWords, kIters = (kItems + kThreads - 1) / kThreads;
+        W cw[kIters], pw[kIters];
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+            const int idx = tid + it * kThreads;
+            if (idx < kItems) {
+                const int ay = idx / kWords, wi = idx % kWords;
+                const int at = (x0 - 4 + 4 * wi) * (int)sizeof(T);  // bytes
+                const int y = y0 + ay - 2;
+                cw[it] = *reinterpret_cast<const W*>(cur + (size_t)y * cur_pitch + at);
+                pw[it] = compute ? *reinterpret_cast<const W*>(prev + (size_t)y * prev_pitch + at)
+                                 : W{};
+            }
+        }
+#pragma unroll
+        for (int it = 0; it < kIters; ++it) {
+            const int idx = tid + it * kThreads;
+            if (idx < kItems) {
+                const int ay = idx / kWords, wi = idx % kWords;
+                const int y = y0 + ay - 2, xb = x0 - 4 + 4 * wi;
+                const int at = xb * (int)sizeof(T);  // bytes
+                const W c = quad_shift(cw[it], shift);
+                const W p = pw[it];
+                if (ay >= 2 && ay < kTileH + 2 && wi >= 1 && wi <= kTileW / 4) {
+                    *reinterpret_cast<W*>(store + (size_t)y * store_pitch + at) = c;
+                }
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int ax = 4 * wi + e - 2;  // apron column of sample xb + e
+                    if (ax >= 0 && ax < kApronW) {
+                        diff[ay][ax] = quad_sample(p, e) - quad_sample(c, e);
+                    }
+                }
+            }
+        }
+    } else {
+        const bool inner_x = x0 >= 2 && x0 + kTileW + 2 <= width;
+        for (int ay = ty; ay < kApronH; ay += kBlockY) {
+            const int y = y0 + ay - 2;
+            const bool row_inside = y >= 0 && y < height;
+            const bool store_row = row_inside && ay >= 2 && ay < kTileH + 2;
+            const int my = row_inside ? y : mirror(y, height);
+#pragma unroll
+            for (int j = 0; j < kCols; ++j) {
+                const int ax = tx + kBlockX * j;
+                if (ax >= kApronW) break;
+                const int x = x0 + ax - 2;
+                int v = 0;
+                if (x < width + 2 && y < height + 2) {
+                    const int mx = inner_x ? x : mirror(x, width);
+                    const T c = load_cur<T>(cur, cur_pitch, mx, my, shift);
+                    if (store_row && ax >= 2 && ax < kTileW + 2 && x < width) {
+                        reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] = c;
+                    }
+                    if (compute) v = (int)load<T>(prev, prev_pitch, mx, my) - (int)c;
+                }
+                diff[ay][ax] = v;
+            }
+        }
+    }
+    if (!compute) return;
+    __syncthreads();
+
+    // 2. Vertical pass.
+    if (bpc <= 15) {
+        vertical<int>(diff, vert, tid, bpc);
+    } else {
+        vertical<long long>(diff, vert, tid, bpc);
+    }
+    __syncthreads();
+
+    // 3. Horizontal pass: each thread 4 consecutive output columns (4 q .. 4 q + 3, from two
+    // 16-byte loads of 8 vertical outputs) of rows ry and ry + 16.
+    unsigned int sum = 0;
+    const int q = tid % (kTileW / 4), ry = tid / (kTileW / 4);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int row = ry + (kTileH / 2) * half;
+        if (y0 + row < height) {
+            const int4 lo = *reinterpret_cast<const int4*>(&vert[row][4 * q]);
+            const int4 hi = *reinterpret_cast<const int4*>(&vert[row][4 * q + 4]);
+            const int v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if (x0 + 4 * q + e < width) {
+                    const int h = (half_tap_sum(v[e], v[e + 1], v[e + 2], v[e + 3], v[e + 4]) +
+                                   (1 << 14)) >> 15;
+                    // |h| <= 65536; a block's 2048 of them fit uint32.
+                    sum += (unsigned int)(h < 0 ? -h : h);
+                }
+            }
+        }
+    }
+
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = sum;
+    __syncthreads();
+    if (tid < 32) {
+        sum = tid < kThreads / 32 ? warp_sums[tid] : 0u;
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+        if (tid == 0) {
+            unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
+            if (sum != 0) atomicAdd(&state[0], (unsigned long long)sum);
+            // Our add is visible device-wide before the counter says this block is done.
+            __threadfence();
+            const unsigned int ticket = atomicAdd(counter, 1u);
+            if (ticket == gridDim.x * gridDim.y - 1) {
+                // Every block's add precedes its counter increment: the sum is complete.
+                __threadfence();
+                *result = atomicExch(&state[0], 0ull);
+                atomicExch(counter, 0u);
+            }
+        }
+    }
+}
+
+}  // namespace tiles
+
+// The strip kernels (motion_strips_*): see the file header.
+namespace strips {
+
+// Output columns of a tile: lanes 1..30, 4 each; output rows of a tile.
+constexpr int kTileW = 4 * 30;
+constexpr int kTileH = 32;
+// Output rows of a warp's strip: 8 for 8-bit pictures, 4 for deeper ones (whose words are twice
+// as many registers); a tile is kTileH / kRows warps.
+template <typename T>
+struct Shape {
+    static constexpr int kRows = sizeof(T) == 1 ? 8 : 4;
+    static constexpr int kWarps = kTileH / kRows;
+    static constexpr int kThreads = 32 * kWarps;
+};
+
+template <typename T>
+__device__ __forceinline__ T load(const uint8_t* row, int x) {
+    return reinterpret_cast<const T*>(row)[x];
 }
 
 // A sample of the caller's picture: 16-bit storage may be MSB-aligned (P010: shift 6), shifted
@@ -301,7 +529,7 @@ __device__ __forceinline__ void store_only(const uint8_t* __restrict__ cur, size
 }
 
 template <typename T, bool kHalf>
-__device__ __forceinline__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
+__device__ __forceinline__ void strip_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
                                             const uint8_t* __restrict__ cur, size_t cur_pitch,
                                             uint8_t* __restrict__ store, size_t store_pitch,
                                             int width, int height, int bpc, int shift,
@@ -321,25 +549,26 @@ __device__ __forceinline__ void motion_tile(const uint8_t* __restrict__ prev, si
                        reinterpret_cast<size_t>(cur) | cur_pitch |
                        reinterpret_cast<size_t>(store) | store_pitch;
     const bool aligned = (any & (4 * sizeof(T) - 1)) == 0;
-    unsigned int sum = 0;
-    // (Warp-uniform; strips below the picture have nothing to do.)
-    if (!kHalf && aligned && x0 >= 4 && x0 + 124 <= width && y0 >= 2 && y0 + kRows + 2 <= height) {
-        sum = strip<T, false, false>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
-                                     height, bpc, shift, true, x0, y0);
-    } else if (y0 < height) {
-        sum = strip<T, kHalf, true>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
+    // Chosen per tile, from the block's position alone, so that the compiler knows every lane of
+    // a warp takes the same way to the shuffles (else it adds a copy of the passes for divergent
+    // warps). Edge strips below the picture count nothing (every row masked).
+    const int ty0 = blockIdx.y * kTileH;
+    const unsigned int sum =
+        !kHalf && aligned && x0 >= 4 && x0 + 124 <= width && ty0 >= 2 && ty0 + kTileH + 2 <= height
+            ? strip<T, false, false>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
+                                     height, bpc, shift, true, x0, y0)
+            : strip<T, kHalf, true>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
                                     height, bpc, shift, aligned, x0, y0);
-    }
 
-    sum = warp_sum(sum);
-    if (threadIdx.x == 0) warp_sums[threadIdx.y] = sum;
+    const unsigned int warp_total = warp_sum(sum);
+    if (threadIdx.x == 0) warp_sums[threadIdx.y] = warp_total;
     __syncthreads();
     if (threadIdx.y == 0) {
-        sum = threadIdx.x < kWarps ? warp_sums[threadIdx.x] : 0u;
-        sum = warp_sum(sum);
+        unsigned int total = threadIdx.x < kWarps ? warp_sums[threadIdx.x] : 0u;
+        total = warp_sum(total);
         if (threadIdx.x == 0) {
             unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
-            if (sum != 0) atomicAdd(&state[0], (unsigned long long)sum);
+            if (total != 0) atomicAdd(&state[0], (unsigned long long)total);
             // Our add is visible device-wide before the counter says this block is done.
             __threadfence();
             const unsigned int ticket = atomicAdd(counter, 1u);
@@ -353,34 +582,45 @@ __device__ __forceinline__ void motion_tile(const uint8_t* __restrict__ prev, si
     }
 }
 
+}  // namespace strips
+
 }  // namespace motion
 using namespace motion;
 
-// Grid: (ceil(width / 120), ceil(height / 32)), 32x4 threads (motion_sad_u16: 32x8). `state`:
-// two u64, zero before the launch and left zero after it (the accumulator, then the block
-// counter); `result` receives the frame's sum (compute != 0; compute == 0, a session's first
-// frame, only copies `cur` into `store`). `cur` is the caller's picture (16-bit samples read as
-// stored >> shift); `prev` and `store` are ours, LSB-aligned (shift applied when `store` was
-// written).
-extern "C" __global__ void __launch_bounds__(Shape<uint8_t>::kThreads)
-motion_sad_u8(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
-              size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
-              int height, int bpc, int shift, int compute,
-              unsigned long long* __restrict__ state, unsigned long long* __restrict__ result) {
-    motion_tile<uint8_t, false>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
-                                height, bpc, shift, compute, state, result);
+// Arguments of every kernel: `prev` and `store` are ours, LSB-aligned (the shift applied when
+// `store` was written); `cur` is the caller's picture (16-bit samples read as stored >> shift).
+// `state`: two u64, zero before the launch and left zero after it (the accumulator, then the
+// block counter); `result` receives the frame's sum (compute != 0; compute == 0, a session's
+// first frame, only copies `cur` into `store`).
+#define MOTION_ARGS                                                                               \
+    const uint8_t *__restrict__ prev, size_t prev_pitch, const uint8_t *__restrict__ cur,         \
+        size_t cur_pitch, uint8_t *__restrict__ store, size_t store_pitch, int width, int height, \
+        int bpc, int shift, int compute, unsigned long long *__restrict__ state,                  \
+        unsigned long long *__restrict__ result
+#define MOTION_PASS                                                                       \
+    prev, prev_pitch, cur, cur_pitch, store, store_pitch, width, height, bpc, shift, compute, \
+        state, result
+
+// Tiles. Grid: (ceil(width / 64), ceil(height / 32)), 32x8 threads; held to 32 registers (no
+// spills; unbounded it takes 40): 8 blocks per SM on sm_80 and sm_90 instead of 6.
+// (`__maxnreg__`, not a launch bound of 8 blocks, which GPUs with fewer threads per SM reject.)
+extern "C" __global__ void __maxnreg__(32) motion_tiles_u8(MOTION_ARGS) {
+    tiles::motion_tile<uint8_t>(MOTION_PASS);
+}
+extern "C" __global__ void __maxnreg__(32) motion_tiles_u16(MOTION_ARGS) {
+    tiles::motion_tile<uint16_t>(MOTION_PASS);
 }
 
-extern "C" __global__ void __launch_bounds__(Shape<uint16_t>::kThreads)
-motion_sad_u16(const uint8_t* __restrict__ prev, size_t prev_pitch, const uint8_t* __restrict__ cur,
-               size_t cur_pitch, uint8_t* __restrict__ store, size_t store_pitch, int width,
-               int height, int bpc, int shift, int compute,
-               unsigned long long* __restrict__ state, unsigned long long* __restrict__ result) {
+// Strips. Grid: (ceil(width / 120), ceil(height / 32)), 32x4 threads (u16: 32x8).
+extern "C" __global__ void __launch_bounds__(strips::Shape<uint8_t>::kThreads)
+    motion_strips_u8(MOTION_ARGS) {
+    strips::strip_tile<uint8_t, false>(MOTION_PASS);
+}
+extern "C" __global__ void __launch_bounds__(strips::Shape<uint16_t>::kThreads)
+    motion_strips_u16(MOTION_ARGS) {
     if (bpc <= 15) {
-        motion_tile<uint16_t, false>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
-                                     height, bpc, shift, compute, state, result);
+        strips::strip_tile<uint16_t, false>(MOTION_PASS);
     } else {
-        motion_tile<uint16_t, true>(prev, prev_pitch, cur, cur_pitch, store, store_pitch, width,
-                                    height, bpc, shift, compute, state, result);
+        strips::strip_tile<uint16_t, true>(MOTION_PASS);
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::gpu::gpu;
 
-use vmafcuda::cuda::{self, Context, DevicePlaneBuf, GpuMotion, MotionKernels, Stream};
+use vmafcuda::cuda::{self, Context, DevicePlaneBuf, GpuMotion, MotionKernels, MotionPath, Stream};
 use vmafcuda::features::motion::MotionExtractor;
 use vmafcuda::frame::{Plane, Samples};
 use vmafcuda::y4m::Y4mReader;
@@ -37,14 +37,25 @@ fn upload(ctx: &Context, stream: &Stream, p: &Plane, wide: bool) -> DevicePlaneB
     buf
 }
 
-/// Runs `frames` through both paths (with a shot restart after `restart_at`) and asserts the
-/// motion updates are identical.
+/// Runs `frames` through the CPU and both GPU kernels (with a shot restart after
+/// `restart_at`) and asserts the motion updates are identical.
 fn compare(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_at: Option<usize>) {
+    for path in [MotionPath::Tiles, MotionPath::Strips] {
+        compare_path(&format!("{label} {path:?}"), frames, restart_at, path);
+    }
+}
+
+fn compare_path(
+    label: &str,
+    frames: &[(Vec<u16>, usize, usize, u32)],
+    restart_at: Option<usize>,
+    path: MotionPath,
+) {
     let (w, h, bpc) = (frames[0].1, frames[0].2, frames[0].3);
     let ctx = Context::primary(0).expect("context");
     let stream = Stream::new(&ctx).expect("stream");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
-    let mut gpu = GpuMotion::new(&ctx, kernels, w, h, bpc, 2).expect("gpu motion");
+    let mut gpu = GpuMotion::with_path(&ctx, kernels, w, h, bpc, 2, path).expect("gpu motion");
     let mut cpu = MotionExtractor::new(w, h, bpc);
     let mut host = MotionExtractor::scores_only(w, h, bpc);
     let bytes8: Vec<Vec<u8>> = frames
@@ -163,8 +174,9 @@ fn gpu_motion_equals_cpu_on_corpus_clips() {
 #[test]
 fn gpu_motion_equals_cpu_on_worst_cases() {
     let Some(_g) = gpu() else { return };
-    // (250x100 and 371x45 have strips whose lanes and rows all lie inside the picture: the
-    // kernel's word loads and straight-line passes, beside edge strips in the same frame.)
+    // (200x70 has tiles whose apron lies inside the picture: the aligned word loads of the
+    // tile kernels; 250x100 and 371x45 have strips whose lanes and rows all lie inside the
+    // picture, beside edge strips in the same frame.)
     for (w, h) in [
         (18, 18),
         (19, 23),

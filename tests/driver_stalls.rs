@@ -277,7 +277,7 @@ fn which_ways_of_loading_kernels_stall_a_busy_gpu() {
             let mut f: sys::CUfunction = std::ptr::null_mut();
             // SAFETY: module loaded; NUL-terminated name.
             let r = unsafe {
-                sys::cuModuleGetFunction(&mut f, m as sys::CUmodule, c"motion_sad_u8".as_ptr())
+                sys::cuModuleGetFunction(&mut f, m as sys::CUmodule, c"motion_tiles_u8".as_ptr())
             };
             assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
         };
@@ -322,7 +322,7 @@ fn which_ways_of_loading_kernels_stall_a_busy_gpu() {
                 let r = sys::cuLibraryGetKernel(
                     &mut k,
                     lib as sys::CUlibrary,
-                    c"motion_sad_u8".as_ptr(),
+                    c"motion_tiles_u8".as_ptr(),
                 );
                 assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
                 let r = sys::cuKernelGetFunction(&mut f, k);

@@ -50,7 +50,8 @@ pub const ADM: KernelImage = KernelImage {
     fatbin: embed!("adm.fatbin"),
 };
 
-/// `kernels/motion.cu`: `motion_sad_u8`, `motion_sad_u16`.
+/// `kernels/motion.cu`: `motion_tiles_u8`, `motion_tiles_u16`, `motion_strips_u8`,
+/// `motion_strips_u16`.
 pub const MOTION: KernelImage = KernelImage {
     name: "motion",
     fatbin: embed!("motion.fatbin"),

@@ -48,7 +48,7 @@ pub use event::Event;
 pub use fault::FaultKind;
 pub use memory::{DeviceBuffer, DeviceRepr, PinnedBuffer};
 pub use module::{arg, Function, LaunchConfig, Module};
-pub use motion::{GpuMotion, MotionKernels};
+pub use motion::{GpuMotion, MotionKernels, MotionPath};
 pub use plane::{DevicePlane, DevicePlaneBuf};
 pub use pool::{with_pools, ScorerPools};
 pub use psnr::{GpuPsnr, PsnrFrame, PsnrKernels};

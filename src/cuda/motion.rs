@@ -20,23 +20,55 @@ use super::module::{arg, Function, LaunchConfig, Module};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::stream::Stream;
 
-/// Tile of one block in motion.cu (`kTileW` x `kTileH`): a warp per strip of rows, 4 columns
-/// per lane (lanes 1..30 the tile's columns).
-const TILE_W: usize = 120;
-const TILE_H: usize = 32;
-/// Rows of a warp's strip (`Shape::kRows`): 8-bit pictures, deeper ones.
-const STRIP_ROWS_8: usize = 8;
-const STRIP_ROWS_16: usize = 4;
-
-/// Threads of a block: a warp per strip of the tile.
-fn block(bpc: u32) -> (u32, u32, u32) {
-    let rows = if bpc == 8 {
-        STRIP_ROWS_8
-    } else {
-        STRIP_ROWS_16
-    };
-    (32, (TILE_H / rows) as u32, 1)
+/// Which of motion.cu's kernels an engine runs (see its header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MotionPath {
+    /// 64x32 tiles of 32x8 threads through shared memory: short per block, many warps.
+    Tiles,
+    /// 120x32 tiles, a warp per strip of rows in registers: a third of the instructions, but
+    /// fewer warps that each work longer.
+    Strips,
 }
+
+/// The largest frame that runs [`MotionPath::Tiles`] by default. Measured on an H200
+/// (BENCHMARKS.md, 2026-11-28, stop 46), strips against tiles, alternated: 1920x1080 device
+/// frames 11,796 / 12,054 against 11,689 / 11,702 fps, 3840x2160 3,255 against 3,218, 1080p
+/// 10-bit 10,899 against 10,707, 16 x 1080p 11,970 against 11,611; 1280x720 23,141 against
+/// 22,880 (even). At 576x324 the strip kernel alone takes 17.1 us against 11.8 (ncu: 55 blocks
+/// of 4 warps for the picture), and motion runs in frame order beside the overlapping graphs;
+/// frames of that size showed nothing either way (both builds read the size's two paces).
+pub const STRIP_MIN_PIXELS: usize = 960 * 540;
+
+impl MotionPath {
+    /// The default for frames of `width` x `height`: strips above [`STRIP_MIN_PIXELS`];
+    /// `VMAFCUDA_MOTION=tiles` or `strips` chooses one for every size (for measurements).
+    pub fn for_size(width: usize, height: usize) -> MotionPath {
+        match std::env::var("VMAFCUDA_MOTION").as_deref() {
+            Ok("tiles") => MotionPath::Tiles,
+            Ok("strips") => MotionPath::Strips,
+            _ if width * height > STRIP_MIN_PIXELS => MotionPath::Strips,
+            _ => MotionPath::Tiles,
+        }
+    }
+
+    /// Output tile of one block (`kTileW` x `kTileH`).
+    fn tile(self) -> (usize, usize) {
+        match self {
+            MotionPath::Tiles => (64, 32),
+            MotionPath::Strips => (120, 32),
+        }
+    }
+
+    /// Threads of a block: tiles 32x8; strips a warp per strip of the tile (`Shape::kRows`
+    /// rows: 8 for 8-bit pictures, 4 for deeper ones).
+    fn block(self, bpc: u32) -> (u32, u32, u32) {
+        match self {
+            MotionPath::Tiles => (32, 8, 1),
+            MotionPath::Strips => (32, if bpc == 8 { 4 } else { 8 }, 1),
+        }
+    }
+}
+
 /// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
 /// this could wrap it, which the kernel does not reproduce.
 pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
@@ -44,8 +76,10 @@ pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
 /// The motion kernels of one context; cheap to clone.
 #[derive(Clone)]
 pub struct MotionKernels {
-    sad_u8: Function,
-    sad_u16: Function,
+    tiles_u8: Function,
+    tiles_u16: Function,
+    strips_u8: Function,
+    strips_u16: Function,
     module: Module,
 }
 
@@ -53,8 +87,10 @@ impl MotionKernels {
     pub fn load(ctx: &Context) -> CudaResult<MotionKernels> {
         let module = kernels::MOTION.load(ctx)?;
         Ok(MotionKernels {
-            sad_u8: module.function("motion_sad_u8")?,
-            sad_u16: module.function("motion_sad_u16")?,
+            tiles_u8: module.function("motion_tiles_u8")?,
+            tiles_u16: module.function("motion_tiles_u16")?,
+            strips_u8: module.function("motion_strips_u8")?,
+            strips_u16: module.function("motion_strips_u16")?,
             module,
         })
     }
@@ -84,9 +120,11 @@ pub struct GpuMotion {
     width: usize,
     height: usize,
     bpc: u32,
+    path: MotionPath,
 }
 
 impl GpuMotion {
+    /// Motion of `width` x `height` pictures on [`MotionPath::for_size`]'s kernels.
     pub fn new(
         ctx: &Context,
         kernels: MotionKernels,
@@ -94,6 +132,20 @@ impl GpuMotion {
         height: usize,
         bpc: u32,
         slots: usize,
+    ) -> CudaResult<GpuMotion> {
+        let path = MotionPath::for_size(width, height);
+        GpuMotion::with_path(ctx, kernels, width, height, bpc, slots, path)
+    }
+
+    /// As [`GpuMotion::new`], on `path`'s kernels.
+    pub fn with_path(
+        ctx: &Context,
+        kernels: MotionKernels,
+        width: usize,
+        height: usize,
+        bpc: u32,
+        slots: usize,
+        path: MotionPath,
     ) -> CudaResult<GpuMotion> {
         if !(8..=16).contains(&bpc) {
             return Err(CudaError::InvalidArgument(format!(
@@ -128,6 +180,7 @@ impl GpuMotion {
             width,
             height,
             bpc,
+            path,
         })
     }
 
@@ -196,19 +249,22 @@ impl GpuMotion {
             arg(&state),
             arg(&result),
         ];
+        let (tile_w, tile_h) = self.path.tile();
         let config = LaunchConfig {
             grid: (
-                self.width.div_ceil(TILE_W) as u32,
-                self.height.div_ceil(TILE_H) as u32,
+                self.width.div_ceil(tile_w) as u32,
+                self.height.div_ceil(tile_h) as u32,
                 1,
             ),
-            block: block(self.bpc),
+            block: self.path.block(self.bpc),
             shared_bytes: 0,
         };
-        let f = if self.bpc == 8 {
-            &self.kernels.sad_u8
-        } else {
-            &self.kernels.sad_u16
+        let k = &self.kernels;
+        let f = match (self.path, self.bpc == 8) {
+            (MotionPath::Tiles, true) => &k.tiles_u8,
+            (MotionPath::Tiles, false) => &k.tiles_u16,
+            (MotionPath::Strips, true) => &k.strips_u8,
+            (MotionPath::Strips, false) => &k.strips_u16,
         };
         // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
         // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* state,
@@ -242,5 +298,30 @@ impl GpuMotion {
         }
         let sums = self.host.typed::<u64>(self.has_sum.len())?;
         Ok(Some(sums[slot]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_above_960x540_tiles_up_to_it() {
+        if std::env::var_os("VMAFCUDA_MOTION").is_some() {
+            return; // (an override chooses for every size)
+        }
+        for (w, h, path) in [
+            (176, 144, MotionPath::Tiles),
+            (576, 324, MotionPath::Tiles),
+            (960, 540, MotionPath::Tiles),
+            (961, 540, MotionPath::Strips),
+            (1280, 720, MotionPath::Strips),
+            (3840, 2160, MotionPath::Strips),
+        ] {
+            assert_eq!(MotionPath::for_size(w, h), path, "{w}x{h}");
+        }
+        assert_eq!(MotionPath::Strips.block(8), (32, 4, 1));
+        assert_eq!(MotionPath::Strips.block(10), (32, 8, 1));
+        assert_eq!(MotionPath::Tiles.block(10), (32, 8, 1));
     }
 }
