@@ -89,6 +89,24 @@ __device__ __forceinline__ uint2 quad_shift(uint2 w, int shift) {
     return make_uint2((w.x >> shift) & keep, (w.y >> shift) & keep);
 }
 
+// One thread per block: adds the block's sum to the frame's accumulator (state[0]); the block
+// that finishes last (state[1]'s low word counts blocks) moves the sum to `result` and leaves
+// both words at zero for the next frame (integer sums: the order of the adds does not matter).
+__device__ __forceinline__ void publish(unsigned int sum, unsigned long long* __restrict__ state,
+                                        unsigned long long* __restrict__ result) {
+    unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
+    if (sum != 0) atomicAdd(&state[0], (unsigned long long)sum);
+    // Our add is visible device-wide before the counter says this block is done.
+    __threadfence();
+    const unsigned int ticket = atomicAdd(counter, 1u);
+    if (ticket == gridDim.x * gridDim.y - 1) {
+        // Every block's add precedes its counter increment: the sum is complete.
+        __threadfence();
+        *result = atomicExch(&state[0], 0ull);
+        atomicExch(counter, 0u);
+    }
+}
+
 // The tile kernels (motion_tiles_*): see the file header.
 namespace tiles {
 
@@ -296,19 +314,7 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
         sum = tid < kThreads / 32 ? warp_sums[tid] : 0u;
 #pragma unroll
         for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-        if (tid == 0) {
-            unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
-            if (sum != 0) atomicAdd(&state[0], (unsigned long long)sum);
-            // Our add is visible device-wide before the counter says this block is done.
-            __threadfence();
-            const unsigned int ticket = atomicAdd(counter, 1u);
-            if (ticket == gridDim.x * gridDim.y - 1) {
-                // Every block's add precedes its counter increment: the sum is complete.
-                __threadfence();
-                *result = atomicExch(&state[0], 0ull);
-                atomicExch(counter, 0u);
-            }
-        }
+        if (tid == 0) publish(sum, state, result);
     }
 }
 
@@ -566,19 +572,7 @@ __device__ __forceinline__ void strip_tile(const uint8_t* __restrict__ prev, siz
     if (threadIdx.y == 0) {
         unsigned int total = threadIdx.x < kWarps ? warp_sums[threadIdx.x] : 0u;
         total = warp_sum(total);
-        if (threadIdx.x == 0) {
-            unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
-            if (total != 0) atomicAdd(&state[0], (unsigned long long)total);
-            // Our add is visible device-wide before the counter says this block is done.
-            __threadfence();
-            const unsigned int ticket = atomicAdd(counter, 1u);
-            if (ticket == gridDim.x * gridDim.y - 1) {
-                // Every block's add precedes its counter increment: the sum is complete.
-                __threadfence();
-                *result = atomicExch(&state[0], 0ull);
-                atomicExch(counter, 0u);
-            }
-        }
+        if (threadIdx.x == 0) publish(total, state, result);
     }
 }
 
