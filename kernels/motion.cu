@@ -3,31 +3,49 @@
 // score itself (sum / 256 / pixels, clipped; motion2 = min of neighbours) is computed on the
 // host from this sum by the same code as the CPU path.
 //
-// One block computes a 120x32 tile of the blurred difference, each warp a strip of rows (8 for
+// Two kernels compute it, each as one launch per frame (the host picks by frame size, see
+// src/cuda/motion.rs: tiles up to 960x540, strips above):
+//
+// Tiles (motion_tiles_*): one block of 32x8 threads computes a 64x32 tile of the blurred
+// difference through shared memory:
+//   1. loads prev - cur for the tile plus a 2-sample apron, rows and columns mirrored about the
+//      edge sample as libvmaf does (-1 -> 1, n -> n - 2), each thread a fixed column set and
+//      every 8th row (no division in the index arithmetic); tiles whose apron lies inside the
+//      picture load aligned words of 4 samples instead (most of a picture);
+//   2. vertical 5-tap pass over the differences, (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as
+//      libvmaf's C does on int64), each work item 8 consecutive rows of one apron column from
+//      12 difference rows; in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31), int64
+//      at 16;
+//   3. horizontal 5-tap pass, (sum + 2^15) >> 16 from the sum's exact half in int32 (|sum|
+//      < 2^32; see half_tap_sum), absolute value, each thread 4 consecutive columns of two rows.
+//
+// Strips (motion_strips_*): one block computes a 120x32 tile, each warp a strip of rows (8 for
 // 8-bit pictures: 32x4 threads; 4 for deeper ones: 32x8), each lane 4 adjacent columns of it,
-// in registers (no shared memory but the block's warp sums):
+// in registers (about half the instructions of the tiles, in fewer warps that each work
+// longer):
 //   1. lane l holds columns x0 - 4 + 4 l .. + 3 (lanes 1..30 the tile's 120 columns, lanes 0
 //      and 31 the 2-sample apron on each side) and reads the strip's rows and the 2-row apron
 //      above and below, one aligned word of 4 samples per row and picture where its columns
 //      lie in the picture; lanes at the picture's edges read sample by sample, columns and rows
-//      mirrored about the edge sample as libvmaf does (-1 -> 1, n -> n - 2). Every row's words
-//      are loaded first (all in flight together), then the passes below run in straight-line
-//      code; strips away from the edges (most of a picture) read only words and never mirror;
+//      mirrored as above. Every row's words are loaded first (all in flight together), then
+//      the passes below run in straight-line code; tiles away from the edges (most of a
+//      picture) read only words and never mirror;
 //   2. vertical 5-tap pass over the differences (a window of 5 rows of 4 values sliding down
-//      the strip), (sum + 2^(bpc-1)) >> bpc (arithmetic shift, as libvmaf's C does on int64):
-//      in int32 up to 15 bits (|sum| <= 65536 * (2^15 - 1) < 2^31); at 16 bits from the sum's
-//      exact half (see half_tap_sum), which is the same value;
-//   3. horizontal 5-tap pass, (sum + 2^15) >> 16 from the sum's exact half in int32, on the
-//      lane's 4 vertical outputs and its neighbours' 2 on each side (warp shuffles), absolute
-//      value, summed per lane, warp and block and added to the frame's accumulator with one
-//      atomic per block (integer sums are exact in any order). The block that finishes last
-//      writes the frame's sum to `result` (the slot's pinned result, or device memory the host
-//      copies) and leaves the accumulator and block counter at zero for the next frame, so a
-//      frame is one launch.
+//      the strip), rounded as above: up to 15 bits on differences biased into 16-bit lanes, in
+//      wrapping uint32 (see row_diff); at 16 bits from the sum's exact half, which is the same
+//      value;
+//   3. horizontal 5-tap pass as above, on the lane's 4 vertical outputs and its neighbours' 2
+//      on each side (warp shuffles).
+//
+// Both sum the absolute values per block and add them to the frame's accumulator with one
+// atomic per block (integer sums are exact in any order); the block that finishes last writes
+// the frame's sum to `result` (the slot's pinned result, or device memory the host copies) and
+// leaves the accumulator and block counter at zero for the next frame (publish).
+//
 // libvmaf sums each row in a uint32: no row can wrap because |value| <= 65535 and the host
 // refuses planes wider than 65537 samples.
 // The same launch copies `cur` into `store` (the previous frame of the next call) as it reads
-// the strip's own rows, so no separate copy pass is needed; MSB-aligned input (P010) is shifted
+// the tile's own rows, so no separate copy pass is needed; MSB-aligned input (P010) is shifted
 // down as it is read, so `store` and `prev` always hold LSB-aligned samples. The caller
 // ping-pongs prev/store buffers.
 
@@ -107,7 +125,7 @@ __device__ __forceinline__ void publish(unsigned int sum, unsigned long long* __
     }
 }
 
-// The tile kernels (motion_tiles_*): see the file header.
+// The tile kernels (motion_tiles_*, see the file header).
 namespace tiles {
 
 constexpr int kBlockX = 32;
@@ -320,7 +338,7 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
 
 }  // namespace tiles
 
-// The strip kernels (motion_strips_*): see the file header.
+// The strip kernels (motion_strips_*, see the file header).
 namespace strips {
 
 // Output columns of a tile: lanes 1..30, 4 each; output rows of a tile.
