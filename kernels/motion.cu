@@ -107,6 +107,29 @@ __device__ __forceinline__ uint2 quad_shift(uint2 w, int shift) {
     return make_uint2((w.x >> shift) & keep, (w.y >> shift) & keep);
 }
 
+template <typename T>
+__device__ __forceinline__ T load(const uint8_t* row, int x) {
+    return reinterpret_cast<const T*>(row)[x];
+}
+
+// A sample of the caller's picture: 16-bit storage may be MSB-aligned (P010: shift 6), shifted
+// down on load; 8-bit pictures are never shifted.
+template <typename T>
+__device__ __forceinline__ T load_cur(const uint8_t* row, int x, int shift) {
+    if constexpr (sizeof(T) == 1) {
+        return load<T>(row, x);
+    } else {
+        return (T)(load<T>(row, x) >> shift);
+    }
+}
+
+// The sum of a warp's values in lane 0.
+__device__ __forceinline__ unsigned int warp_sum(unsigned int v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
 // One thread per block: adds the block's sum to the frame's accumulator (state[0]); the block
 // that finishes last (state[1]'s low word counts blocks) moves the sum to `result` and leaves
 // both words at zero for the next frame (integer sums: the order of the adds does not matter).
@@ -139,22 +162,6 @@ constexpr int kApronH = kTileH + 4;
 constexpr int kCols = (kApronW + kBlockX - 1) / kBlockX;
 
 __constant__ int kFilter[5] = {3571, 16004, 26386, 16004, 3571};
-
-template <typename T>
-__device__ __forceinline__ T load(const uint8_t* base, size_t pitch, int x, int y) {
-    return reinterpret_cast<const T*>(base + (size_t)y * pitch)[x];
-}
-
-// A sample of the caller's picture: 16-bit storage may be MSB-aligned (P010: shift 6), shifted
-// down on load; 8-bit pictures are never shifted.
-template <typename T>
-__device__ __forceinline__ T load_cur(const uint8_t* base, size_t pitch, int x, int y, int shift) {
-    if constexpr (sizeof(T) == 1) {
-        return load<T>(base, pitch, x, y);
-    } else {
-        return (T)(load<T>(base, pitch, x, y) >> shift);
-    }
-}
 
 // Vertical pass over the whole apron width: work item idx (< kVertItems) is apron column
 // idx % kApronW and the kVertRows output rows from kVertRows * (idx / kApronW), made from that
@@ -280,11 +287,11 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
                 int v = 0;
                 if (x < width + 2 && y < height + 2) {
                     const int mx = inner_x ? x : mirror(x, width);
-                    const T c = load_cur<T>(cur, cur_pitch, mx, my, shift);
+                    const T c = load_cur<T>(cur + (size_t)my * cur_pitch, mx, shift);
                     if (store_row && ax >= 2 && ax < kTileW + 2 && x < width) {
                         reinterpret_cast<T*>(store + (size_t)y * store_pitch)[x] = c;
                     }
-                    if (compute) v = (int)load<T>(prev, prev_pitch, mx, my) - (int)c;
+                    if (compute) v = (int)load<T>(prev + (size_t)my * prev_pitch, mx) - (int)c;
                 }
                 diff[ay][ax] = v;
             }
@@ -324,14 +331,11 @@ __device__ void motion_tile(const uint8_t* __restrict__ prev, size_t prev_pitch,
         }
     }
 
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    sum = warp_sum(sum);
     if ((tid & 31) == 0) warp_sums[tid >> 5] = sum;
     __syncthreads();
     if (tid < 32) {
-        sum = tid < kThreads / 32 ? warp_sums[tid] : 0u;
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+        sum = warp_sum(tid < kThreads / 32 ? warp_sums[tid] : 0u);
         if (tid == 0) publish(sum, state, result);
     }
 }
@@ -352,29 +356,6 @@ struct Shape {
     static constexpr int kWarps = kTileH / kRows;
     static constexpr int kThreads = 32 * kWarps;
 };
-
-template <typename T>
-__device__ __forceinline__ T load(const uint8_t* row, int x) {
-    return reinterpret_cast<const T*>(row)[x];
-}
-
-// A sample of the caller's picture: 16-bit storage may be MSB-aligned (P010: shift 6), shifted
-// down on load; 8-bit pictures are never shifted.
-template <typename T>
-__device__ __forceinline__ int load_cur(const uint8_t* row, int x, int shift) {
-    if constexpr (sizeof(T) == 1) {
-        return load<T>(row, x);
-    } else {
-        return load<T>(row, x) >> shift;
-    }
-}
-
-// The sum of a warp's values in lane 0.
-__device__ __forceinline__ unsigned int warp_sum(unsigned int v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-    return v;
-}
 
 // Four samples as the word an aligned load of them gives.
 __device__ __forceinline__ uint32_t pack4(const int (&v)[4], uint8_t) {
