@@ -55,7 +55,7 @@ fn compare_path(
     let ctx = Context::primary(0).expect("context");
     let stream = Stream::new(&ctx).expect("stream");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
-    let mut gpu = GpuMotion::with_path(&ctx, kernels, w, h, bpc, 2, path).expect("gpu motion");
+    let mut gpu = GpuMotion::new(&ctx, kernels, w, h, bpc, 2, path).expect("gpu motion");
     let mut cpu = MotionExtractor::new(w, h, bpc);
     let mut host = MotionExtractor::scores_only(w, h, bpc);
     let bytes8: Vec<Vec<u8>> = frames
@@ -204,10 +204,10 @@ fn gpu_motion_rejects_bad_planes() {
     let Some(_g) = gpu() else { return };
     let ctx = Context::primary(0).expect("context");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
-    assert!(GpuMotion::new(&ctx, kernels.clone(), 64, 36, 7, 1).is_err());
-    assert!(GpuMotion::new(&ctx, kernels.clone(), 0, 36, 8, 1).is_err());
+    assert!(GpuMotion::new(&ctx, kernels.clone(), 64, 36, 7, 1, MotionPath::Tiles).is_err());
+    assert!(GpuMotion::new(&ctx, kernels.clone(), 0, 36, 8, 1, MotionPath::Tiles).is_err());
     let stream = Stream::new(&ctx).expect("stream");
-    let mut m = GpuMotion::new(&ctx, kernels, 64, 36, 8, 1).expect("motion");
+    let mut m = GpuMotion::new(&ctx, kernels, 64, 36, 8, 1, MotionPath::Tiles).expect("motion");
     let other = DevicePlaneBuf::new(&ctx, 32, 36, 1).expect("plane");
     // SAFETY: a valid plane of this context; the call must refuse it before enqueuing.
     assert!(unsafe { m.enqueue(&stream, &other.plane(), 0) }.is_err());

@@ -32,7 +32,7 @@ use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::graph::{Capture, GraphExec};
 use super::memory::{DeviceBuffer, PinnedBuffer};
-use super::motion::{GpuMotion, MotionKernels};
+use super::motion::{GpuMotion, MotionKernels, MotionPath};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::psnr::{stage_plane, PsnrKernels, STAGE_PARALLEL_BYTES};
 use super::stream::Stream;
@@ -720,7 +720,8 @@ impl GpuFeatures {
             }
             None => None,
         };
-        let motion = GpuMotion::new(ctx, kernels.motion.clone(), w, h, bpc, SLOTS)?;
+        let path = MotionPath::for_size(w, h);
+        let motion = GpuMotion::new(ctx, kernels.motion.clone(), w, h, bpc, SLOTS, path)?;
         let psnr = if plan.psnr {
             let blocks = super::psnr::MAX_BLOCKS.min(h as u32).max(1);
             Some(PsnrState {

@@ -25,7 +25,7 @@ use super::stream::Stream;
 pub enum MotionPath {
     /// 64x32 tiles of 32x8 threads through shared memory: short per block, many warps.
     Tiles,
-    /// 120x32 tiles, a warp per strip of rows in registers: a third of the instructions, but
+    /// 120x32 tiles, a warp per strip of rows in registers: about half the instructions, but
     /// fewer warps that each work longer.
     Strips,
 }
@@ -124,21 +124,9 @@ pub struct GpuMotion {
 }
 
 impl GpuMotion {
-    /// Motion of `width` x `height` pictures on [`MotionPath::for_size`]'s kernels.
+    /// Motion of `width` x `height` pictures on `path`'s kernels (engines take
+    /// [`MotionPath::for_size`]).
     pub fn new(
-        ctx: &Context,
-        kernels: MotionKernels,
-        width: usize,
-        height: usize,
-        bpc: u32,
-        slots: usize,
-    ) -> CudaResult<GpuMotion> {
-        let path = MotionPath::for_size(width, height);
-        GpuMotion::with_path(ctx, kernels, width, height, bpc, slots, path)
-    }
-
-    /// As [`GpuMotion::new`], on `path`'s kernels.
-    pub fn with_path(
         ctx: &Context,
         kernels: MotionKernels,
         width: usize,

@@ -22,7 +22,7 @@ use super::engine::{stage_planes, DevicePicture, GpuFeatures, GpuKernels, KEPT, 
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::memory::PinnedBuffer;
-use super::motion::GpuMotion;
+use super::motion::{GpuMotion, MotionPath};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::stream::Stream;
 use super::vif::GpuVif;
@@ -368,6 +368,7 @@ unsafe fn time_motion(
         plan.height,
         plan.bpc,
         SLOTS,
+        MotionPath::for_size(plan.width, plan.height),
     )?;
     // Dropped before `motion`: its drop waits for the work that uses motion's buffers.
     let stream = Stream::new(ctx)?;
