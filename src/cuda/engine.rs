@@ -663,15 +663,90 @@ pub struct GpuFeatures {
     slots: usize,
     next_slot: usize,
     graphs: Option<Graphs>,
+    /// Graphs run their kernels at their capture streams' priorities ([`Priorities::any`]).
+    node_priority: bool,
+}
+
+/// Frames above this size run VIF's work first: its stream (and the VIF kernels of overlapping
+/// graphs) has the greatest priority, so the GPU starts VIF's blocks before ADM's and motion's
+/// whenever both wait. Measured on an H200 (BENCHMARKS.md, 2026-11-28, stop 47), four rounds
+/// each: 3840x2160 device frames 3,289-3,330 fps against 3,217-3,276 with equal priorities; at
+/// 1920x1080 VIF first (11,646 / 11,685 against 11,736 / 11,747) and ADM first (11,460-11,490)
+/// were slower, motion first no different, so frames up to 2560x1440 keep equal priorities.
+/// `VMAFCUDA_PRIORITY` overrides the choice (see [`first_features`]).
+const VIF_FIRST_PIXELS: usize = FOUR_LANE_PIXELS;
+
+/// Which features' streams the GPU schedules first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct First {
+    adm: bool,
+    vif: bool,
+    motion: bool,
+}
+
+/// The features scheduled first for frames of `pixels` pixels: `setting` (the value of
+/// `VMAFCUDA_PRIORITY`: a comma list of `adm`, `vif` and `motion`, or `none`) where given, else
+/// VIF above [`VIF_FIRST_PIXELS`].
+fn first_features(pixels: usize, setting: Option<&str>) -> First {
+    match setting {
+        Some(list) => {
+            let mut first = First::default();
+            for name in list.split(',') {
+                match name.trim() {
+                    "adm" => first.adm = true,
+                    "vif" => first.vif = true,
+                    "motion" => first.motion = true,
+                    _ => {}
+                }
+            }
+            first
+        }
+        None => First {
+            vif: pixels > VIF_FIRST_PIXELS,
+            ..First::default()
+        },
+    }
+}
+
+/// Stream priorities of the features' work (0: the default; lower numbers go first).
+struct Priorities {
+    adm: i32,
+    vif: i32,
+    motion: i32,
+}
+
+impl Priorities {
+    fn for_frames(ctx: &Context, pixels: usize) -> CudaResult<Priorities> {
+        let setting = std::env::var("VMAFCUDA_PRIORITY").ok();
+        let first = first_features(pixels, setting.as_deref());
+        let top = if first == First::default() {
+            0
+        } else {
+            Stream::greatest_priority(ctx)?
+        };
+        let level = |on: bool| if on { top } else { 0 };
+        Ok(Priorities {
+            adm: level(first.adm),
+            vif: level(first.vif),
+            motion: level(first.motion),
+        })
+    }
+
+    /// Whether any feature differs from the default (graphs then run their kernels at their
+    /// capture streams' priorities).
+    fn any(&self) -> bool {
+        self.adm != 0 || self.vif != 0 || self.motion != 0
+    }
 }
 
 impl GpuFeatures {
     pub fn new(kernels: &GpuKernels, plan: &FeaturePlan) -> CudaResult<GpuFeatures> {
         let ctx = kernels.context();
         let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
-        let stream = Stream::new(ctx)?;
-        let side = Stream::new(ctx)?;
-        let aux = Stream::new(ctx)?;
+        let priority = Priorities::for_frames(ctx, w * h)?;
+        let stream = Stream::with_priority(ctx, priority.adm)?;
+        let side = Stream::with_priority(ctx, priority.vif)?;
+        let aux = Stream::with_priority(ctx, priority.motion)?;
         let copy = Stream::new(ctx)?;
         let events =
             || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
@@ -712,7 +787,7 @@ impl GpuFeatures {
                 }
                 Some(Lanes {
                     streams: (1..lane_slots)
-                        .map(|_| Stream::new(ctx))
+                        .map(|_| Stream::with_priority(ctx, priority.adm))
                         .collect::<CudaResult<_>>()?,
                     joined: Event::new(ctx, false)?,
                     _ticket: ticket,
@@ -785,6 +860,7 @@ impl GpuFeatures {
             busy: None,
             slots,
             next_slot: 0,
+            node_priority: priority.any(),
             graphs: if graphs {
                 Some(Graphs {
                     device_frames: graph_use == GraphUse::Always || small,
@@ -1277,7 +1353,7 @@ impl GpuFeatures {
         if !updated {
             // Drop the old one first: the slot's earlier frame is collected (claim_slot).
             *exec = None;
-            *exec = Some(GraphExec::instantiate(&graph)?);
+            *exec = Some(GraphExec::instantiate(&graph, self.node_priority)?);
         }
         exec.as_ref()
             .expect("instantiated above")
@@ -1471,6 +1547,44 @@ mod tests {
             (3840, 2160, 3),
         ] {
             assert_eq!(lane_slots(w * h), lanes, "{w}x{h}");
+        }
+    }
+
+    #[test]
+    fn vif_first_above_1440p_unless_set() {
+        let vif = First {
+            vif: true,
+            ..First::default()
+        };
+        for (w, h, want) in [
+            (576, 324, First::default()),
+            (1920, 1080, First::default()),
+            (2560, 1440, First::default()),
+            (3840, 2160, vif),
+        ] {
+            assert_eq!(first_features(w * h, None), want, "{w}x{h}");
+        }
+        let all = First {
+            adm: true,
+            vif: true,
+            motion: true,
+        };
+        for (setting, want) in [
+            ("none", First::default()),
+            ("", First::default()),
+            ("vif", vif),
+            ("motion, adm,vif", all),
+            (
+                "adm,unknown",
+                First {
+                    adm: true,
+                    ..First::default()
+                },
+            ),
+        ] {
+            for pixels in [576 * 324, 3840 * 2160] {
+                assert_eq!(first_features(pixels, Some(setting)), want, "{setting:?}");
+            }
         }
     }
 

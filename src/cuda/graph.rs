@@ -123,14 +123,22 @@ unsafe impl Send for Graph {}
 unsafe impl Send for Capture {}
 
 impl GraphExec {
-    pub fn instantiate(graph: &Graph) -> CudaResult<GraphExec> {
+    /// `node_priority`: kernels run at the priorities of the streams they were captured from
+    /// (else at the launch stream's).
+    pub fn instantiate(graph: &Graph, node_priority: bool) -> CudaResult<GraphExec> {
         guarded("GraphExec::instantiate", || {
             fault::hit(FaultKind::Create, || "cuGraphInstantiate".into())?;
             let _bound = graph.ctx.bind()?;
             let mut raw: sys::CUgraphExec = std::ptr::null_mut();
-            // SAFETY: our live graph, its context current; valid out pointer; no flags.
+            let flags = if node_priority {
+                sys::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY.0
+                    as u64
+            } else {
+                0
+            };
+            // SAFETY: our live graph, its context current; valid out pointer; valid flags.
             check(
-                unsafe { sys::cuGraphInstantiateWithFlags(&mut raw, graph.raw, 0) },
+                unsafe { sys::cuGraphInstantiateWithFlags(&mut raw, graph.raw, flags) },
                 || "cuGraphInstantiateWithFlags".into(),
             )?;
             counters::up(&counters::GRAPHS, 1);

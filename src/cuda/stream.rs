@@ -24,20 +24,49 @@ unsafe impl Sync for Stream {}
 
 impl Stream {
     pub fn new(ctx: &Context) -> CudaResult<Stream> {
+        Stream::with_priority(ctx, 0)
+    }
+
+    /// A stream whose work the GPU schedules before lower priorities' (`priority`: 0, the
+    /// default, down to [`Stream::greatest_priority`]; lower numbers go first).
+    pub fn with_priority(ctx: &Context, priority: i32) -> CudaResult<Stream> {
         guarded("Stream::new", || {
             super::fault::hit(super::fault::FaultKind::Create, || "cuStreamCreate".into())?;
             let _bound = ctx.bind()?;
             let mut raw: sys::CUstream = std::ptr::null_mut();
             let flags = sys::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32;
-            // SAFETY: context current; valid out pointer; valid flags.
-            check(unsafe { sys::cuStreamCreate(&mut raw, flags) }, || {
-                "cuStreamCreate(non-blocking)".into()
-            })?;
+            if priority == 0 {
+                // SAFETY: context current; valid out pointer; valid flags.
+                check(unsafe { sys::cuStreamCreate(&mut raw, flags) }, || {
+                    "cuStreamCreate(non-blocking)".into()
+                })?;
+            } else {
+                // SAFETY: context current; valid out pointer; valid flags; the driver clamps
+                // the priority into its range.
+                check(
+                    unsafe { sys::cuStreamCreateWithPriority(&mut raw, flags, priority) },
+                    || format!("cuStreamCreateWithPriority({priority})"),
+                )?;
+            }
             counters::up(&counters::STREAMS, 1);
             Ok(Stream {
                 ctx: ctx.clone(),
                 raw,
             })
+        })
+    }
+
+    /// The context's greatest (first scheduled) stream priority, a number at most 0.
+    pub fn greatest_priority(ctx: &Context) -> CudaResult<i32> {
+        guarded("Stream::greatest_priority", || {
+            let _bound = ctx.bind()?;
+            let (mut least, mut greatest) = (0, 0);
+            // SAFETY: context current; valid out pointers.
+            check(
+                unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) },
+                || "cuCtxGetStreamPriorityRange".into(),
+            )?;
+            Ok(greatest)
         })
     }
 
