@@ -669,10 +669,11 @@ pub struct GpuFeatures {
 
 /// Frames above this size run VIF's work first: its stream (and the VIF kernels of overlapping
 /// graphs) has the greatest priority, so the GPU starts VIF's blocks before ADM's and motion's
-/// whenever both wait. Measured on an H200 (BENCHMARKS.md, 2026-11-28, stop 47), four rounds
-/// each: 3840x2160 device frames 3,289-3,330 fps against 3,217-3,276 with equal priorities; at
-/// 1920x1080 VIF first (11,646 / 11,685 against 11,736 / 11,747) and ADM first (11,460-11,490)
-/// were slower, motion first no different, so frames up to 2560x1440 keep equal priorities.
+/// whenever both wait. Measured on an H200 (BENCHMARKS.md, 2026-11-28, stop 47), seven
+/// alternated rounds: 3840x2160 device frames 3,275-3,330 fps against 3,217-3,276 with equal
+/// priorities (+1.7% on the means, every round faster); at 1920x1080 VIF first (11,646 / 11,685
+/// against 11,736 / 11,747) and ADM first (11,460-11,490) were slower, motion first no
+/// different, so frames up to 2560x1440 (not measured) keep equal priorities.
 /// `VMAFCUDA_PRIORITY` overrides the choice (see [`first_features`]).
 const VIF_FIRST_PIXELS: usize = FOUR_LANE_PIXELS;
 
