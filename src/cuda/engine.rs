@@ -663,7 +663,7 @@ pub struct GpuFeatures {
     slots: usize,
     next_slot: usize,
     graphs: Option<Graphs>,
-    /// Graphs run their kernels at their capture streams' priorities ([`Priorities::any`]).
+    /// Graphs run their kernels at their capture streams' priorities ([`First::any`]).
     node_priority: bool,
 }
 
@@ -709,34 +709,11 @@ fn first_features(pixels: usize, setting: Option<&str>) -> First {
     }
 }
 
-/// Stream priorities of the features' work (0: the default; lower numbers go first).
-struct Priorities {
-    adm: i32,
-    vif: i32,
-    motion: i32,
-}
-
-impl Priorities {
-    fn for_frames(ctx: &Context, pixels: usize) -> CudaResult<Priorities> {
-        let setting = std::env::var("VMAFCUDA_PRIORITY").ok();
-        let first = first_features(pixels, setting.as_deref());
-        let top = if first == First::default() {
-            0
-        } else {
-            Stream::greatest_priority(ctx)?
-        };
-        let level = |on: bool| if on { top } else { 0 };
-        Ok(Priorities {
-            adm: level(first.adm),
-            vif: level(first.vif),
-            motion: level(first.motion),
-        })
-    }
-
-    /// Whether any feature differs from the default (graphs then run their kernels at their
-    /// capture streams' priorities).
-    fn any(&self) -> bool {
-        self.adm != 0 || self.vif != 0 || self.motion != 0
+impl First {
+    /// Whether any feature goes first (else every stream and graph is made as without
+    /// priorities).
+    fn any(self) -> bool {
+        self != First::default()
     }
 }
 
@@ -744,10 +721,18 @@ impl GpuFeatures {
     pub fn new(kernels: &GpuKernels, plan: &FeaturePlan) -> CudaResult<GpuFeatures> {
         let ctx = kernels.context();
         let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
-        let priority = Priorities::for_frames(ctx, w * h)?;
-        let stream = Stream::with_priority(ctx, priority.adm)?;
-        let side = Stream::with_priority(ctx, priority.vif)?;
-        let aux = Stream::with_priority(ctx, priority.motion)?;
+        let first = first_features(w * h, std::env::var("VMAFCUDA_PRIORITY").ok().as_deref());
+        // Stream priorities: the context's greatest for the features that go first, else 0
+        // (the default).
+        let top = if first.any() {
+            Stream::greatest_priority(ctx)?
+        } else {
+            0
+        };
+        let level = |on: bool| if on { top } else { 0 };
+        let stream = Stream::with_priority(ctx, level(first.adm))?;
+        let side = Stream::with_priority(ctx, level(first.vif))?;
+        let aux = Stream::with_priority(ctx, level(first.motion))?;
         let copy = Stream::new(ctx)?;
         let events =
             || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
@@ -788,7 +773,7 @@ impl GpuFeatures {
                 }
                 Some(Lanes {
                     streams: (1..lane_slots)
-                        .map(|_| Stream::with_priority(ctx, priority.adm))
+                        .map(|_| Stream::with_priority(ctx, level(first.adm)))
                         .collect::<CudaResult<_>>()?,
                     joined: Event::new(ctx, false)?,
                     _ticket: ticket,
@@ -861,7 +846,7 @@ impl GpuFeatures {
             busy: None,
             slots,
             next_slot: 0,
-            node_priority: priority.any(),
+            node_priority: first.any(),
             graphs: if graphs {
                 Some(Graphs {
                     device_frames: graph_use == GraphUse::Always || small,
