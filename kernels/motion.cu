@@ -130,6 +130,18 @@ __device__ __forceinline__ unsigned int warp_sum(unsigned int v) {
     return v;
 }
 
+// Whether every plane and pitch is aligned to a word of 4 samples (ours always are; a caller's
+// plane may not be), so that rows can be read and written as such words.
+template <typename T>
+__device__ __forceinline__ bool words_aligned(const uint8_t* prev, size_t prev_pitch,
+                                              const uint8_t* cur, size_t cur_pitch,
+                                              const uint8_t* store, size_t store_pitch) {
+    const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
+                       reinterpret_cast<size_t>(cur) | cur_pitch |
+                       reinterpret_cast<size_t>(store) | store_pitch;
+    return (any & (4 * sizeof(T) - 1)) == 0;
+}
+
 // One thread per block: adds the block's sum to the frame's accumulator (state[0]); the block
 // that finishes last (state[1]'s low word counts blocks) moves the sum to `result` and leaves
 // both words at zero for the next frame (integer sums: the order of the adds does not matter).
@@ -161,7 +173,7 @@ constexpr int kApronH = kTileH + 4;
 // Apron columns per thread: tx, tx + 32, tx + 64 (the last only for tx < 4).
 constexpr int kCols = (kApronW + kBlockX - 1) / kBlockX;
 
-__constant__ int kFilter[5] = {3571, 16004, 26386, 16004, 3571};
+__constant__ int kFilter[5] = {kF0, kF1, kF2, kF1, kF0};
 
 // Vertical pass over the whole apron width: work item idx (< kVertItems) is apron column
 // idx % kApronW and the kVertRows output rows from kVertRows * (idx / kApronW), made from that
@@ -197,17 +209,14 @@ __device__ __forceinline__ void vertical(const int (*diff)[kApronW], int (*vert)
 // Words of 4 samples per apron row in the aligned path (columns x0 - 4 .. x0 + 67).
 constexpr int kWords = (kApronW + 4) / 4;
 
-// Whether a tile takes the aligned path: the apron's words inside the picture, every plane and
-// pitch aligned to a word of 4 samples (ours always are; a caller's plane may not be).
+// Whether a tile takes the aligned path: the apron's words inside the picture, the planes
+// aligned to them (words_aligned).
 template <typename T>
 __device__ __forceinline__ bool words_fit(const uint8_t* prev, size_t prev_pitch,
                                           const uint8_t* cur, size_t cur_pitch,
                                           const uint8_t* store, size_t store_pitch, int x0,
                                           int y0, int width, int height) {
-    const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
-                       reinterpret_cast<size_t>(cur) | cur_pitch |
-                       reinterpret_cast<size_t>(store) | store_pitch;
-    return (any & (sizeof(typename Quad<T>::W) - 1)) == 0 && x0 >= 4 &&
+    return words_aligned<T>(prev, prev_pitch, cur, cur_pitch, store, store_pitch) && x0 >= 4 &&
            x0 + 4 * kWords - 4 <= width && y0 >= 2 && y0 + kApronH - 2 <= height;
 }
 
@@ -550,10 +559,7 @@ __device__ __forceinline__ void strip_tile(const uint8_t* __restrict__ prev, siz
         }
         return;
     }
-    const size_t any = reinterpret_cast<size_t>(prev) | prev_pitch |
-                       reinterpret_cast<size_t>(cur) | cur_pitch |
-                       reinterpret_cast<size_t>(store) | store_pitch;
-    const bool aligned = (any & (4 * sizeof(T) - 1)) == 0;
+    const bool aligned = words_aligned<T>(prev, prev_pitch, cur, cur_pitch, store, store_pitch);
     // Chosen per tile, from the block's position alone, so that the compiler knows every lane of
     // a warp takes the same way to the shuffles (else it adds a copy of the passes for divergent
     // warps). Edge strips below the picture count nothing (every row masked).
