@@ -12,7 +12,8 @@
 //      rounding shifts, into shared memory (each thread slides down 4 rows of one column);
 //   3. the horizontal pass (each thread 4 adjacent pixels from one window of 128-bit loads),
 //      the per-pixel statistic (libvmaf's double arithmetic, operation for operation, never
-//      contracted into FMAs: explicit __d*_rn intrinsics) and a block sum of the four integer
+//      contracted into FMAs: explicit __d*_rn intrinsics, and the division's correctly rounded
+//      quotient; see divide) and a block sum of the four integer
 //      accumulators, added atomically into the frame's per-scale accumulators;
 //   4. (scales 0..2) the next scale's decimated planes: the next filter applied to the same
 //      tile at even rows and columns, with libvmaf's rounding, stored as uint16.
@@ -163,32 +164,66 @@ __device__ __forceinline__ uint32_t top16(uint32_t v, int& k) {
     k = 16 - __clz(v);
     return v >> k;
 }
-__device__ __forceinline__ uint32_t top16(uint64_t v, int& k) {
-    k = 48 - __clzll(v);
-    return (uint32_t)(v >> k);
-}
 __device__ __forceinline__ int chord(uint32_t i) { return (int)(28672u + (i >> 4)); }
-__device__ __forceinline__ int delta_byte(const uint8_t* __restrict__ deltas, uint32_t i) {
-    return __ldg(&deltas[i - 32768u]);
+// The delta byte of entry 32768 + j.
+__device__ __forceinline__ int delta_byte(const uint8_t* __restrict__ deltas, uint32_t j) {
+    return __ldg(&deltas[j]);
+}
+// The entry of n's top 16 bits read from a double v >= 2^17 whose floor is the integer n (below
+// 2^53: v holds n's bits exactly, its fraction lies below them). Those bits i are 1 and v's top
+// 15 mantissa bits, so j = i - 32768 is (hi >> 5) & 0x7fff of v's high word hi; with k = v's
+// exponent - 15 (n >> k = i), chord(i) + 2048 k is hi >> 9 (the biased exponent above the
+// mantissa's top 11 bits: 2048 (exponent + 1023) + j / 16) less 2048 * 1023. Returns hi >> 9
+// and j, the delta byte's index. For any other v, j is still an index into the table.
+__device__ __forceinline__ int log2_chord(double v, int& j) {
+    const uint32_t hi = (uint32_t)__double2hiint(v);
+    j = (int)((hi >> 5) & 0x7fffu);
+    return (int)(hi >> 9);
+}
+
+// a / b rounded to nearest for 1 <= a < 2^32 and 2^17 <= b < 2^32 (so 2^-32 < a / b < 2^15):
+// the instructions of __ddiv_rn's fast path, as nvcc emits them for sm_90 (the reciprocal's
+// seed with 1 in its low word, two refinements, the quotient and its one correction), without
+// the test that sends operands near the ends of the exponent range to the slow path (the
+// numerator's high word read as a float below 6.6e-37, or the quotient's below 1.5e-39: zero,
+// denormal or non-finite operands, quotients below about 2^-1000). In this range that test
+// always passes, so this is __ddiv_rn's result, correctly rounded; without its branch, the
+// divisions of a thread's pixels interleave. Other operands give some value, never a trap.
+__device__ __forceinline__ double divide(double a, double b) {
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(b));
+    r = __hiloint2double(__double2hiint(r), 1);
+    double e = __fma_rn(-b, r, 1.0);
+    e = __fma_rn(e, e, e);
+    r = __fma_rn(r, e, r);
+    e = __fma_rn(-b, r, 1.0);
+    r = __fma_rn(r, e, r);
+    const double q = __dmul_rn(a, r);
+    return __fma_rn(r, __fma_rn(-b, q, a), q);
 }
 
 // The per-pixel statistic (libvmaf's vif_statistic body) on the filtered moments of kP pixels
 // (valid[e]: pixel e lies in the picture), added into acc. The arithmetic of each pixel is
-// libvmaf's, operation for operation; the order is not: the table bytes of every log2 are loaded
+// libvmaf's, operation for operation (gain_term + numer1's log2 read from a double whose floor
+// that sum is, see below); the order is not: the table bytes of every log2 are loaded
 // as soon as their index is known and added at the end (integer sums, exact in any order), so
 // that their loads overlap the other pixels' work instead of stalling each pixel's chain:
 //   1. every pixel: sigmas, the non-log sums, the denominator's log2 (index part now, byte later;
 //      pixels without it load the entry of 2^17, a valid index, and add nothing);
-//   2. every pixel with a numerator term: the gain and the two log2 indices, their bytes loaded;
+//   2. every pixel with a numerator term: the gain and the numerator's two log2 indices, their
+//      bytes loaded. kBranchless (the tensor-core kernels): every pixel computes them, without
+//      a branch, so that the pixels' chains interleave, and pixels without a term add nothing.
+//      (There it also frees registers: vif_scale0_u8_mma spills 0 bytes instead of 4. In the
+//      other kernels it would spill more: vif_scale1 56 bytes instead of 20.)
 //   3. the loaded bytes.
-template <int kP>
+template <bool kBranchless, int kP>
 __device__ __forceinline__ void statistics(const uint32_t (&mu1)[kP], const uint32_t (&mu2)[kP],
                                            const uint32_t (&xx)[kP], const uint32_t (&yy)[kP],
                                            const uint32_t (&xy)[kP], const bool (&valid)[kP],
                                            double gain_limit, const uint8_t* __restrict__ table,
                                            Sums& acc) {
     int32_t s1[kP], s2[kP], s12[kP];
-    bool lg[kP];
+    bool lg[kP], num[kP];
     int den_byte[kP], num_byte[kP], sub_byte[kP];
 #pragma unroll
     for (int e = 0; e < kP; ++e) {
@@ -209,39 +244,45 @@ __device__ __forceinline__ void statistics(const uint32_t (&mu1)[kP], const uint
         const uint32_t den = lg[e] ? (uint32_t)s1[e] + (uint32_t)kSigmaNsq : (uint32_t)kSigmaNsq;
         int k;
         const uint32_t i = top16(den, k);
-        den_byte[e] = delta_byte(table, i);
+        den_byte[e] = delta_byte(table, i - 32768u);
         if (lg[e]) {
             acc.den_log += chord(i) + 2048 * (k - 17);
         }
-        num_byte[e] = sub_byte[e] = 0;
     }
 #pragma unroll
     for (int e = 0; e < kP; ++e) {
-        if (lg[e] && s12[e] > 0 && s2[e] > 0) {
-            double g = __ddiv_rn((double)s12[e], __dadd_rn((double)s1[e], kEps));
+        num[e] = lg[e] && s12[e] > 0 && s2[e] > 0;
+        // Where lg is false, s1 may be anything (even near -eps: g infinite or NaN); such a
+        // pixel adds nothing, and the table bytes it loads are in range whatever t is.
+        // With lg, s1 >= 2^17 and |s12| <= 2^31: |g| <= 2^14, g * g * s1 = s12² / s1 below 2^45.
+        num_byte[e] = sub_byte[e] = 0;
+        if (kBranchless || num[e]) {
+            const double d1 = (double)s1[e];
+            double g = divide((double)s12[e], __dadd_rn(d1, kEps));
             // Truncation toward zero; values far below zero saturate, and clamp to 0 next
-            // (x86 gives INT_MIN: same result).
+            // (x86 gives INT_MIN: same result). g * s12 >= 0: sv_sq is below 2^31.
             int32_t sv_sq = __double2int_rz(__dsub_rn((double)s2[e], __dmul_rn(g, (double)s12[e])));
             sv_sq = max(sv_sq, 0);
             g = g < gain_limit ? g : gain_limit;
             const uint32_t numer1 = (uint32_t)sv_sq + (uint32_t)kSigmaNsq;
-            // g <= 100 and s1 < 2^31: the product is below 2^45, exact and non-negative.
-            const long long gain_term =
-                __double2ll_rz(__dmul_rn(__dmul_rn(g, g), (double)s1[e]));
-            const uint64_t numer1_tmp = (uint64_t)gain_term + numer1;
             // log2_64(numer1_tmp) - log2_32(numer1) (numer1 < 2^32: log2_32 reads the same entry
-            // as libvmaf's log2_64); the chords' constants cancel.
-            int k1, k2;
-            const uint32_t i1 = top16(numer1_tmp, k1), i2 = top16(numer1, k2);
-            num_byte[e] = delta_byte(table, i1);
-            sub_byte[e] = delta_byte(table, i2);
-            acc.num_log += chord(i1) - chord(i2) + 2048 * (k1 - k2);
+            // as libvmaf's log2_64), where numer1_tmp = gain_term + numer1 and gain_term is the
+            // truncated product, non-negative and below 2^45. numer1_tmp is the floor of the sum t,
+            // rounded toward zero, of the product and numer1: below 2^53, so it is a double itself,
+            // and t rounded down keeps its integer bits (see log2_chord).
+            const double numer1_d = (double)numer1;
+            const double t = __dadd_rz(__dmul_rn(__dmul_rn(g, g), d1), numer1_d);
+            int j1, j2;
+            const int c1 = log2_chord(t, j1), c2 = log2_chord(numer1_d, j2);
+            num_byte[e] = delta_byte(table, j1);
+            sub_byte[e] = delta_byte(table, j2);
+            acc.num_log += num[e] ? c1 - c2 : 0;
         }
     }
 #pragma unroll
     for (int e = 0; e < kP; ++e) {
         acc.den_log += lg[e] ? den_byte[e] : 0;
-        acc.num_log += num_byte[e] - sub_byte[e];
+        acc.num_log += num[e] ? num_byte[e] - sub_byte[e] : 0;
     }
 }
 
@@ -1166,7 +1207,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         const bool col_in[2] = {cb + g < w - x0, cb + g + 8 < w - x0};
         const bool valid[4] = {row_in[0] && col_in[0], row_in[1] && col_in[0],
                                row_in[0] && col_in[1], row_in[1] && col_in[1]};
-        statistics(mu1, mu2, xx, yy, xy, valid, gain_limit, table, acc);
+        statistics<true>(mu1, mu2, xx, yy, xy, valid, gain_limit, table, acc);
     } else {
         // P adjacent pixels per thread.
         const int r = tid / (kTileW / P);
@@ -1182,7 +1223,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         for (int j = 0; j < P; ++j) {
             valid[j] = y0 + r < h && x0 + c0 + j < w;
         }
-        statistics(mu1, mu2, xx, yy, xy, valid, gain_limit, table, acc);
+        statistics<false>(mu1, mu2, xx, yy, xy, valid, gain_limit, table, acc);
     }
 
     // 4b. Decimation, horizontal at even columns; one output sample per thread and picture
