@@ -182,8 +182,9 @@ __device__ __forceinline__ int log2_chord(double v, int& j) {
 }
 
 // a / b rounded to nearest for 1 <= a < 2^32 and 2^17 <= b < 2^32 (so 2^-32 < a / b < 2^15):
-// the instructions of __ddiv_rn's fast path, as nvcc emits them for sm_90 (the reciprocal's
-// seed with 1 in its low word, two refinements, the quotient and its one correction), without
+// the instructions of __ddiv_rn's fast path, as nvcc emits them for every target of the image,
+// sm_75 to sm_90 (the reciprocal's seed with 1 in its low word, two refinements, the quotient
+// and its one correction; compared in SASS, operand for operand on sm_90), without
 // the test that sends operands near the ends of the exponent range to the slow path (the
 // numerator's high word read as a float below 6.6e-37, or the quotient's below 1.5e-39: zero,
 // denormal or non-finite operands, quotients below about 2^-1000). In this range that test
