@@ -628,8 +628,6 @@ __device__ uint32_t kRecip[kRecipEntries];
 // entry unshifted (recip[2^15] = 2^15): (2^16 |t| + 2^15) >> 16 = |t| = (2^15 |t| + 2^14) >> 15.
 template <bool S0>
 __device__ __forceinline__ int ratio_q15(int o, int t) {
-    if (o == 0) return 32768;
-    if (t == 0 || (o ^ t) < 0) return 0;
     const uint32_t abs_o = o < 0 ? 0u - (uint32_t)o : (uint32_t)o;
     const uint32_t abs_t = t < 0 ? 0u - (uint32_t)t : (uint32_t)t;
     uint32_t msb = abs_o;
@@ -638,10 +636,13 @@ __device__ __forceinline__ int ratio_q15(int o, int t) {
         shift = 17 - __clz(abs_o);
         msb = (abs_o + (1u << (shift - 1))) >> shift;
     }
+    // Read for every o (o == 0 reads entry 0, unused), so the ratio has no branch: the load
+    // overlaps the other bands' work instead of waiting inside each ratio's own branch.
     const uint32_t recip = __ldg(&kRecip[msb]);
     const unsigned long long k =
         ((unsigned long long)recip * abs_t + (1ull << (14 + shift))) >> (15 + shift);
-    return k > 32768 ? 32768 : (int)k;
+    const int q = k > 32768 ? 32768 : (int)k;
+    return o == 0 ? 32768 : (t == 0 || (o ^ t) < 0) ? 0 : q;
 }
 
 template <bool S0>
@@ -670,7 +671,8 @@ __device__ __forceinline__ bool same_direction(int oh, int ov, int th, int tv, d
     const double dd = __dmul_rn((double)__ll2float_rn(dot), q);
     const double od = __dmul_rn((double)__ll2float_rn(om), q);
     const double td = __dmul_rn((double)__ll2float_rn(tm), q);
-    return dd >= 0.0 && __dmul_rn(dd, dd) >= __dmul_rn(__dmul_rn(cos_sq, od), td);
+    // Both tests always evaluated (no branch).
+    return (dd >= 0.0) & (__dmul_rn(dd, dd) >= __dmul_rn(__dmul_rn(cos_sq, od), td));
 }
 
 template <bool S0>
