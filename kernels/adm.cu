@@ -636,8 +636,9 @@ __device__ __forceinline__ int ratio_q15(int o, int t) {
         shift = 17 - __clz(abs_o);
         msb = (abs_o + (1u << (shift - 1))) >> shift;
     }
-    // Read for every o (o == 0 reads entry 0, unused), so the ratio has no branch: the load
-    // overlaps the other bands' work instead of waiting inside each ratio's own branch.
+    // Read for every o (o == 0 reads entry 0, which holds 0, and selects 32768 below), so the
+    // ratio has no branch: the load overlaps the other bands' work instead of waiting inside
+    // each ratio's own branch.
     const uint32_t recip = __ldg(&kRecip[msb]);
     const unsigned long long k =
         ((unsigned long long)recip * abs_t + (1ull << (14 + shift))) >> (15 + shift);

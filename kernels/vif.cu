@@ -13,8 +13,8 @@
 //   3. the horizontal pass (each thread 4 adjacent pixels from one window of 128-bit loads),
 //      the per-pixel statistic (libvmaf's double arithmetic, operation for operation, never
 //      contracted into FMAs: explicit __d*_rn intrinsics, and the division's correctly rounded
-//      quotient; see divide) and a block sum of the four integer
-//      accumulators, added atomically into the frame's per-scale accumulators;
+//      quotient; see divide) and a block sum of the four integer accumulators, added atomically
+//      into the frame's per-scale accumulators;
 //   4. (scales 0..2) the next scale's decimated planes: the next filter applied to the same
 //      tile at even rows and columns, with libvmaf's rounding, stored as uint16.
 // The last block of scale 3 to finish publishes the 16 sums and zeroes the accumulators for the
@@ -184,12 +184,12 @@ __device__ __forceinline__ int log2_chord(double v, int& j) {
 // a / b rounded to nearest for 1 <= a < 2^32 and 2^17 <= b < 2^32 (so 2^-32 < a / b < 2^15):
 // the instructions of __ddiv_rn's fast path, as nvcc emits them for every target of the image,
 // sm_75 to sm_90 (the reciprocal's seed with 1 in its low word, two refinements, the quotient
-// and its one correction; compared in SASS, operand for operand on sm_90), without
-// the test that sends operands near the ends of the exponent range to the slow path (the
-// numerator's high word read as a float below 6.6e-37, or the quotient's below 1.5e-39: zero,
-// denormal or non-finite operands, quotients below about 2^-1000). In this range that test
-// always passes, so this is __ddiv_rn's result, correctly rounded; without its branch, the
-// divisions of a thread's pixels interleave. Other operands give some value, never a trap.
+// and its one correction; compared in SASS, operand for operand on sm_90), without the test
+// that sends operands near the ends of the exponent range to the slow path (the numerator's
+// high word read as a float below 6.6e-37, or the quotient's below 1.5e-39: zero, denormal or
+// non-finite operands, quotients below about 2^-1000). In this range that test always passes,
+// so this is __ddiv_rn's result, correctly rounded; without its branch, the divisions of a
+// thread's pixels interleave. Other operands give some value, never a trap.
 __device__ __forceinline__ double divide(double a, double b) {
     double r;
     asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(b));
@@ -206,9 +206,9 @@ __device__ __forceinline__ double divide(double a, double b) {
 // The per-pixel statistic (libvmaf's vif_statistic body) on the filtered moments of kP pixels
 // (valid[e]: pixel e lies in the picture), added into acc. The arithmetic of each pixel is
 // libvmaf's, operation for operation (gain_term + numer1's log2 read from a double whose floor
-// that sum is, see below); the order is not: the table bytes of every log2 are loaded
-// as soon as their index is known and added at the end (integer sums, exact in any order), so
-// that their loads overlap the other pixels' work instead of stalling each pixel's chain:
+// that sum is, see below); the order is not: the table bytes of every log2 are loaded as soon as
+// their index is known and added at the end (integer sums, exact in any order), so that their
+// loads overlap the other pixels' work instead of stalling each pixel's chain:
 //   1. every pixel: sigmas, the non-log sums, the denominator's log2 (index part now, byte later;
 //      pixels without it load the entry of 2^17, a valid index, and add nothing);
 //   2. every pixel with a numerator term: the gain and the numerator's two log2 indices, their
