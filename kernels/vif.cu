@@ -241,7 +241,8 @@ __device__ __forceinline__ void statistics(const uint32_t (&mu1)[kP], const uint
             acc.den_non_log += 1;
         }
         // log2_32(s1 + sigma_nsq) - 2048 * 17 (s1 < 2^31: the sum fits uint32, as libvmaf reads
-        // its int32 sum).
+        // its int32 sum). From the integer, not log2_chord as the numerator's: a double of the
+        // sum gives the same entry but made vif_scale0_u8_mma spill 16 bytes (stop 48).
         const uint32_t den = lg[e] ? (uint32_t)s1[e] + (uint32_t)kSigmaNsq : (uint32_t)kSigmaNsq;
         int k;
         const uint32_t i = top16(den, k);
