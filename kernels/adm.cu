@@ -750,6 +750,24 @@ __device__ __forceinline__ unsigned long long den_term(const MaskArgs& m, int v)
     return (sq * a + m.den_cub_add) >> m.den_cub_shift;
 }
 
+// The row ticket's two sides. A warp's adds to its row's sums are ordered before its ticket by
+// the ticket's release semantics (a MEMBAR.ALL.GPU before the atomic), not by __threadfence(),
+// whose sequentially consistent fence also invalidates the SM's whole L1 (CCTL.IVALL): with
+// every warp of every mask block (one warp per row) fencing, the division table's and the DWT
+// blocks' cached lines were dropped under every other warp on the SM many times per block.
+// Only the row's last warp, which reads the sums, needs the acquiring fence (and its
+// invalidation). `__syncwarp()` before the ticket orders the other lanes' adds before lane 0's
+// release (the release is cumulative).
+__device__ __forceinline__ unsigned ticket_release(unsigned* count) {
+    unsigned old;
+    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(count) : "memory");
+    return old;
+}
+
+__device__ __forceinline__ void fence_acquire() {
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
 __device__ __forceinline__ unsigned long long warp_sum_all(unsigned long long v) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
@@ -929,13 +947,12 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by, MaskShar
                                   (unsigned long long)row * kSums;
         unsigned* count = reinterpret_cast<unsigned*>(m.row_count) + row;
         if (slot >= 0) atomicAdd(acc + slot, mine);
-        __threadfence();
         __syncwarp();
         unsigned ticket = 0;
-        if (lane == 0) ticket = atomicAdd(count, 1u);
+        if (lane == 0) ticket = ticket_release(count);
         ticket = __shfl_sync(0xffffffffu, ticket, 0);
         if (ticket == (unsigned)m.tiles_x - 1) {
-            __threadfence();
+            fence_acquire();
             if (lane < kSums) {
                 unsigned long long v = atomicExch(acc + lane, 0ull);
                 if (lane < 6) {

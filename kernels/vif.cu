@@ -361,15 +361,19 @@ __device__ __forceinline__ void block_sums(Sums acc, unsigned long long* __restr
             const unsigned int blocks = gridDim.x * gridDim.y;
             unsigned int ticket = 0;
             if (lane == 0) {
-                // Our adds are visible device-wide before the counter says this block is done.
-                __threadfence();
-                ticket = atomicAdd(counter, 1u);
+                // Our adds are visible device-wide before the counter says this block is done:
+                // the counter's add releases them (__threadfence() would also invalidate the
+                // SM's whole L1, under every other block there).
+                asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
+                             : "=r"(ticket)
+                             : "l"(counter)
+                             : "memory");
             }
             ticket = __shfl_sync(0xffffffffu, ticket, 0);
             if (ticket == blocks - 1) {
                 // Every block's adds precede its counter increment: the sums are complete.
                 // One accumulator per lane, in parallel.
-                __threadfence();
+                asm volatile("fence.acq_rel.gpu;" ::: "memory");
                 if (lane < kAccWords) {
                     state[kAccWords + lane] = atomicExch(&state[lane], 0ull);
                 }
