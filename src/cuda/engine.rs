@@ -53,11 +53,21 @@ const THREE_LANES: usize = 3;
 /// 1920x1080 11,528-11,832 fps against 10,921-11,175, 1280x720 22,871 against 20,704, 1080p
 /// 10-bit 10,541 against 10,164 (five and six lanes no better than four); 3840x2160 3,212-3,283
 /// against 3,224-3,252, no clear gain for a fourth copy of 4K scratch (68 MB), so 4K keeps
-/// three. (2560x1440 was not measured.)
+/// three. Stop 49 measured 4K again (three alternated rounds in each of two device calls): four
+/// lanes 3,505-3,527 against 3,435-3,495 in the first, 3,435-3,481 against 3,479-3,498 in the
+/// second; still no clear gain. (2560x1440 was not measured.)
 const FOUR_LANE_PIXELS: usize = 2560 * 1440;
 
-/// Frames in flight of an overlapping engine with frames of `pixels` pixels.
-fn lane_slots(pixels: usize) -> usize {
+/// Frames in flight of an overlapping engine with frames of `pixels` pixels: `setting` (the
+/// value of `VMAFCUDA_LANES`: 3 or 4, the counts the defaults use) where given and valid, else
+/// four lanes above [`GRAPH_DEVICE_PIXELS`] up to [`FOUR_LANE_PIXELS`] and three elsewhere.
+fn lane_slots(pixels: usize, setting: Option<&str>) -> usize {
+    if let Some(n) = setting
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| (THREE_LANES..=SLOTS).contains(n))
+    {
+        return n;
+    }
     if pixels > GRAPH_DEVICE_PIXELS && pixels <= FOUR_LANE_PIXELS {
         SLOTS
     } else {
@@ -675,7 +685,7 @@ pub struct GpuFeatures {
 /// against 11,736 / 11,747) and ADM first (11,460-11,490) were slower, motion first no
 /// different, so frames up to 2560x1440 (not measured) keep equal priorities.
 /// `VMAFCUDA_PRIORITY` overrides the choice (see [`first_features`]).
-const VIF_FIRST_PIXELS: usize = FOUR_LANE_PIXELS;
+const VIF_FIRST_PIXELS: usize = 2560 * 1440;
 
 /// Which features' streams the GPU schedules first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -764,7 +774,7 @@ impl GpuFeatures {
         // frames in device memory, as before overlapping reached those sizes.
         let graphs =
             graphs && !(small && could_overlap && ticket.is_none() && graph_use == GraphUse::Auto);
-        let lane_slots = lane_slots(w * h);
+        let lane_slots = lane_slots(w * h, std::env::var("VMAFCUDA_LANES").ok().as_deref());
         let lanes = match ticket {
             Some(ticket) => {
                 for _ in 1..lane_slots {
@@ -1523,16 +1533,25 @@ mod tests {
     }
 
     #[test]
-    fn four_lanes_from_above_960x540_to_1440p() {
+    fn four_lanes_from_above_960x540_to_1440p_unless_set() {
         for (w, h, lanes) in [
             (576, 324, 3),
             (960, 540, 3),
             (1280, 720, 4),
             (1920, 1080, 4),
             (2560, 1440, 4),
+            (2560, 1448, 3),
             (3840, 2160, 3),
+            (7680, 4320, 3),
         ] {
-            assert_eq!(lane_slots(w * h), lanes, "{w}x{h}");
+            assert_eq!(lane_slots(w * h, None), lanes, "{w}x{h}");
+        }
+        // VMAFCUDA_LANES: 3 or 4, else ignored.
+        assert_eq!(lane_slots(3840 * 2160, Some("4")), 4);
+        assert_eq!(lane_slots(1920 * 1080, Some("3")), 3);
+        assert_eq!(lane_slots(576 * 324, Some(" 4 ")), 4);
+        for bad in ["0", "2", "5", "four", ""] {
+            assert_eq!(lane_slots(1920 * 1080, Some(bad)), 4, "{bad:?}");
         }
     }
 
