@@ -760,7 +760,10 @@ __device__ __forceinline__ unsigned long long den_term(const MaskArgs& m, int v)
 // release (the release is cumulative).
 __device__ __forceinline__ unsigned ticket_release(unsigned* count) {
     unsigned old;
-    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(count) : "memory");
+    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
+                 : "=r"(old)
+                 : "l"(count)
+                 : "memory");
     return old;
 }
 

@@ -153,7 +153,10 @@ __device__ __forceinline__ void publish(unsigned int sum, unsigned long long* __
     // counter's add releases it (a MEMBAR.ALL.GPU before the atomic; __threadfence() would
     // also invalidate the SM's whole L1, under every other block there).
     unsigned int ticket;
-    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;" : "=r"(ticket) : "l"(counter) : "memory");
+    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
+                 : "=r"(ticket)
+                 : "l"(counter)
+                 : "memory");
     if (ticket == gridDim.x * gridDim.y - 1) {
         // Every block's add precedes its counter increment: the sum is complete.
         asm volatile("fence.acq_rel.gpu;" ::: "memory");
