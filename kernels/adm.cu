@@ -750,14 +750,15 @@ __device__ __forceinline__ unsigned long long den_term(const MaskArgs& m, int v)
     return (sq * a + m.den_cub_add) >> m.den_cub_shift;
 }
 
-// The row ticket's two sides. A warp's adds to its row's sums are ordered before its ticket by
-// the ticket's release semantics (a MEMBAR.ALL.GPU before the atomic), not by __threadfence(),
-// whose sequentially consistent fence also invalidates the SM's whole L1 (CCTL.IVALL): with
-// every warp of every mask block (one warp per row) fencing, the division table's and the DWT
-// blocks' cached lines were dropped under every other warp on the SM many times per block.
-// Only the row's last warp, which reads the sums, needs the acquiring fence (and its
-// invalidation). `__syncwarp()` before the ticket orders the other lanes' adds before lane 0's
-// release (the release is cumulative).
+// The two sides of a ticket: each row's, and the last scale's count of finished rows. A warp's
+// adds (to its row's sums; a finished row's to the scale's results) are ordered before its
+// ticket by the ticket's release semantics (a MEMBAR.ALL.GPU before the atomic), not by
+// __threadfence(), whose sequentially consistent fence also invalidates the SM's whole L1
+// (CCTL.IVALL): with every warp of every mask block (one warp per row) fencing, the division
+// table's and the DWT blocks' cached lines were dropped under every other warp on the SM many
+// times per block. Only the last arrival, which reads the sums, needs the acquiring fence (and
+// its invalidation). `__syncwarp()` before the ticket orders the other lanes' adds before lane
+// 0's release (the release is cumulative).
 __device__ __forceinline__ unsigned ticket_release(unsigned* count) {
     unsigned old;
     asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
@@ -976,14 +977,13 @@ __device__ __forceinline__ void mask(const MaskArgs& m, int bx, int by, MaskShar
             if (m.result) {
                 // The frame's last row (scales 0..2 completed in earlier kernels) copies all 4
                 // scales' results to the host-visible slot (no copy launch).
-                __threadfence();
                 __syncwarp();
                 unsigned done = 0;
                 unsigned* rows_done = reinterpret_cast<unsigned*>(m.rows_done);
-                if (lane == 0) done = atomicAdd(rows_done, 1u);
+                if (lane == 0) done = ticket_release(rows_done);
                 done = __shfl_sync(0xffffffffu, done, 0);
                 if (done == (unsigned)(m.cm_y1 - m.cm_y0) - 1) {
-                    __threadfence();
+                    fence_acquire();
                     const unsigned long long* all =
                         reinterpret_cast<const unsigned long long*>(m.all_out);
                     volatile unsigned long long* dst =
