@@ -549,6 +549,27 @@ __device__ __forceinline__ void product_bytes(uint32_t a, uint32_t b, uint32_t& 
     hi = __byte_perm(l, h, 0x7632);
 }
 
+// Sample i (0..3) of four 16-bit samples held as a word of their low bytes and one of their
+// high bytes, as a clean 32-bit value in one byte permute: prmt's sign mode (selector bit 3)
+// fills bytes 2 and 3 with the sign bit of the high byte, 0 for samples below 2^15.
+__device__ __forceinline__ uint32_t sample16(uint32_t lo, uint32_t hi, int i) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "r"(0xcc40u + 0x1111u * i));
+    return r;
+}
+
+// v, hidden from the compiler's strength reduction (a power of two stays a multiplier).
+__device__ __forceinline__ uint32_t opaque(uint32_t v) {
+    asm("mov.b32 %0, %0;" : "+r"(v));
+    return v;
+}
+
+// A compile-time bool as a value (an argument that selects a generic lambda's variant).
+template <bool B>
+struct Bool {
+    static constexpr bool value = B;
+};
+
 // Four rows' 4-byte words (byte j: column j) as four columns' words (byte i: row i).
 __device__ __forceinline__ void transpose4(const uint32_t (&w)[4], uint32_t (&col)[4]) {
     const uint32_t a = __byte_perm(w[0], w[1], 0x5140), b = __byte_perm(w[0], w[1], 0x7362);
@@ -662,12 +683,18 @@ template <int kValues>
 __device__ __forceinline__ void filter_bytes(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
                                              uint32_t b0, uint32_t b1, uint32_t rnd, int sh,
                                              uint32_t (&out)[kValues]) {
-    int h[4] = {0, 0, 0, 0}, l[4] = {0, 0, 0, 0};
+    int h[4] = {0, 0, 0, 0};
     mma_u8(h, hi, b0, b1);
+    // The low sum accumulates onto 2^8 h + rnd.
+    int l[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        l[e] = (int)(((uint32_t)h[e] << 8) + rnd);
+    }
     mma_u8(l, lo, b0, b1);
 #pragma unroll
     for (int e = 0; e < kValues; ++e) {
-        out[e] = (((uint32_t)h[e] << 8) + (uint32_t)l[e] + rnd) >> sh;
+        out[e] = (uint32_t)l[e] >> sh;
     }
 }
 
@@ -677,21 +704,26 @@ template <int kValues>
 __device__ __forceinline__ void filter_planes(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
                                               uint32_t l0, uint32_t l1, uint32_t h0, uint32_t h1,
                                               uint32_t rnd, int sh, uint32_t (&out)[kValues]) {
-    int a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-    mma_u8(a0, lo, l0, l1);
+    int a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
     mma_u8(a1, hi, l0, l1);
     mma_u8(a1, lo, h0, h1);
     mma_u8(a2, hi, h0, h1);
+    // a0 accumulates onto 2^8 a1 + rnd.
+    int a0[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        a0[e] = (int)(((uint32_t)a1[e] << 8) + rnd);
+    }
+    mma_u8(a0, lo, l0, l1);
 #pragma unroll
     for (int e = 0; e < kValues; ++e) {
-        out[e] = ((uint32_t)a0[e] + ((uint32_t)a1[e] << 8) + ((uint32_t)a2[e] << 16) + rnd) >> sh;
+        out[e] = ((uint32_t)a0[e] + ((uint32_t)a2[e] << 16)) >> sh;
     }
 }
 
 // This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are zero).
 __device__ __forceinline__ void dec_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
     fragments(kDecFragments, hi, lo);
-    hi[1] = hi[3] = lo[1] = lo[3] = 0;
 }
 
 // One scale: statistic of a kTileW x kTileH tile (kTileW * kTileH / 4 threads, each with 4
@@ -956,125 +988,137 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             }
         };
         if constexpr (kMma16) {
-            // From the low and high byte planes (samples below 2^12: the high byte below 16):
-            //   mu: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high; th x high), below 2^28,
-            //   then libvmaf's rounding shift by bpc;
+            // From the low and high byte planes (samples below 2^12: the high byte below 16).
+            // Warps 0 and 1 make the decimation's vertical pass of both pictures; 2 and 3 x²
+            // and mu1, 4 and 5 y² and mu2 (from the B fragments x² reads), 6 and 7 xy.
+            //   mu and the decimation: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high;
+            //   th x high), below 2^28, then libvmaf's rounding shift (filter_planes);
             //   second moments: the products x y (below 2^24) as three byte planes, 6 multiplies
             //   into the weights 2^0 .. 2^24 (the exact sum below 2^40), and libvmaf's
             //   (sum + 2^(sh - 1)) >> sh cut to uint32 as ((a0 + 2^8 a1 + 2^(sh - 1)) >> sh) +
             //   2^(16 - sh) a2 + 2^(24 - sh) a3 (mod 2^32; 2 <= sh <= 8).
             if (m == 0) {
-                const uint32_t rnd_mu = 1u << (sh_mu - 1);
-                uint32_t dh[4], dl[4];
-                dec_fragments(dh, dl);
+                if constexpr (kDecimate) {
+                    uint32_t dh[4], dl[4];
+                    dec_fragments(dh, dl);
 #pragma unroll
-                for (int k = 0; k < kBlocks8; ++k) {
-                    const int col = 8 * (nb0 + k) + g;
-                    uint32_t v[2][4];
+                    for (int k = 0; k < kBlocks8; ++k) {
+                        const int col = 8 * (nb0 + k) + g;
 #pragma unroll
-                    for (int p = 0; p < 2; ++p) {
-                        const uint32_t* lo = &s_t16[p][0][col * kColWords];
-                        const uint32_t* hi = &s_t16[p][1][col * kColWords];
-                        const uint32_t l0 = lo[q], l1 = lo[4 + q], h0 = hi[q], h1 = hi[4 + q];
-                        filter_planes(th, tl, l0, l1, h0, h1, rnd_mu, sh_mu, v[p]);
-                        if constexpr (kDecimate) {
-                            // The same, with the decimation's taps.
+                        for (int p = 0; p < 2; ++p) {
+                            const uint32_t* lo = &s_t16[p][0][col * kColWords];
+                            const uint32_t* hi = &s_t16[p][1][col * kColWords];
                             uint32_t conv[2];
-                            filter_planes(dh, dl, l0, l1, h0, h1, rnd_dec, sh_dec, conv);
+                            filter_planes(dh, dl, lo[q], lo[4 + q], hi[q], hi[4 + q], rnd_dec,
+                                          sh_dec, conv);
                             store_conv(s_conv[p], g, 8 * (nb0 + k) + 2 * q, conv);
                         }
                     }
-                    const int c = 8 * (nb0 + k) + 2 * q;
-                    store_fragment(s_mu1, g, c, v[0]);
-                    store_fragment(s_mu2, g, c, v[1]);
                 }
             } else {
                 const int pa = m == 2 ? 1 : 0, pb = m == 1 ? 0 : 1;
                 uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
+                uint32_t(*dst_mu)[kMomentStride] = m == 1 ? s_mu1 : s_mu2;
+                const uint32_t rnd_mu = 1u << (sh_mu - 1);
                 const uint32_t rnd_sq = 1u << (sh_sq - 1);
+                // 2^(16 - sh) and 2^(24 - sh) as opaque multipliers: one multiply-add each where
+                // a shift would need a separate add.
+                const uint32_t m16 = opaque(1u << (16 - sh_sq)), m24 = opaque(1u << (24 - sh_sq));
+                // x² or y² and that picture's mu (kSquare: picture pa), or xy.
+                const auto moment = [&](auto square) {
+                    constexpr bool kSquare = decltype(square)::value;
 #pragma unroll
-                for (int k = 0; k < kBlocks8; ++k) {
-                    const int col = 8 * (nb0 + k) + g;
-                    // b[r][i]: byte plane i of the products at rows 4q.. (r = 0) and 16 + 4q.. (1).
-                    uint32_t b[2][3];
+                    for (int k = 0; k < kBlocks8; ++k) {
+                        const int col = 8 * (nb0 + k) + g;
+                        const int c = 8 * (nb0 + k) + 2 * q;
+                        // b[r][i]: byte plane i of the products at rows 4q.. (r = 0) and
+                        // 16 + 4q.. (1).
+                        uint32_t xl[2], xh[2], b[2][3];
 #pragma unroll
-                    for (int r = 0; r < 2; ++r) {
-                        const int wd = col * kColWords + 4 * r + q;
-                        // Two samples per word (rows 2i, 2i + 1 of the four: low, high half).
-                        const uint32_t x01 =
-                            __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x5140);
-                        const uint32_t x23 =
-                            __byte_perm(s_t16[pa][0][wd], s_t16[pa][1][wd], 0x7362);
-                        const uint32_t y01 =
-                            __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x5140);
-                        const uint32_t y23 =
-                            __byte_perm(s_t16[pb][0][wd], s_t16[pb][1][wd], 0x7362);
-                        const uint32_t p0 = (x01 & 0xffffu) * (y01 & 0xffffu);
-                        const uint32_t p1 = (x01 >> 16) * (y01 >> 16);
-                        const uint32_t p2 = (x23 & 0xffffu) * (y23 & 0xffffu);
-                        const uint32_t p3 = (x23 >> 16) * (y23 >> 16);
-                        const uint32_t u = __byte_perm(p0, p1, 0x5140);
-                        const uint32_t t = __byte_perm(p2, p3, 0x5140);
-                        b[r][0] = __byte_perm(u, t, 0x5410);
-                        b[r][1] = __byte_perm(u, t, 0x7632);
-                        b[r][2] = __byte_perm(__byte_perm(p0, p1, 0x0062),
-                                              __byte_perm(p2, p3, 0x0062), 0x5410);
+                        for (int r = 0; r < 2; ++r) {
+                            const int wd = col * kColWords + 4 * r + q;
+                            xl[r] = s_t16[pa][0][wd];
+                            xh[r] = s_t16[pa][1][wd];
+                            uint32_t p[4];
+#pragma unroll
+                            for (int i = 0; i < 4; ++i) {
+                                const uint32_t x = sample16(xl[r], xh[r], i);
+                                if constexpr (kSquare) {
+                                    p[i] = x * x;
+                                } else {
+                                    p[i] = x * sample16(s_t16[pb][0][wd], s_t16[pb][1][wd], i);
+                                }
+                            }
+                            const uint32_t u = __byte_perm(p[0], p[1], 0x5140);
+                            const uint32_t t = __byte_perm(p[2], p[3], 0x5140);
+                            b[r][0] = __byte_perm(u, t, 0x5410);
+                            b[r][1] = __byte_perm(u, t, 0x7632);
+                            b[r][2] = __byte_perm(__byte_perm(p[0], p[1], 0x0062),
+                                                  __byte_perm(p[2], p[3], 0x0062), 0x5410);
+                        }
+                        if constexpr (kSquare) {
+                            // The samples' own planes are mu's B fragments.
+                            uint32_t v[4];
+                            filter_planes(th, tl, xl[0], xl[1], xh[0], xh[1], rnd_mu, sh_mu, v);
+                            store_fragment(dst_mu, g, c, v);
+                        }
+                        int mid[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0}, a3[4] = {0, 0, 0, 0};
+                        mma_u8(mid, th, b[0][0], b[1][0]);
+                        mma_u8(mid, tl, b[0][1], b[1][1]);
+                        mma_u8(a2, th, b[0][1], b[1][1]);
+                        mma_u8(a2, tl, b[0][2], b[1][2]);
+                        mma_u8(a3, th, b[0][2], b[1][2]);
+                        // The low sum accumulates onto 2^8 mid + libvmaf's rounding term.
+                        int lo[4];
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            lo[e] = (int)(((uint32_t)mid[e] << 8) + rnd_sq);
+                        }
+                        mma_u8(lo, tl, b[0][0], b[1][0]);
+                        uint32_t v[4];
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            v[e] = ((uint32_t)lo[e] >> sh_sq) + (uint32_t)a2[e] * m16 +
+                                   (uint32_t)a3[e] * m24;
+                        }
+                        store_fragment(dst, g, c, v);
                     }
-                    int lo[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-                    int a3[4] = {0, 0, 0, 0};
-                    mma_u8(lo, tl, b[0][0], b[1][0]);
-                    mma_u8(mid, th, b[0][0], b[1][0]);
-                    mma_u8(mid, tl, b[0][1], b[1][1]);
-                    mma_u8(a2, th, b[0][1], b[1][1]);
-                    mma_u8(a2, tl, b[0][2], b[1][2]);
-                    mma_u8(a3, th, b[0][2], b[1][2]);
-                    uint32_t v[4];
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        v[e] = (((uint32_t)lo[e] + ((uint32_t)mid[e] << 8) + rnd_sq) >> sh_sq) +
-                               ((uint32_t)a2[e] << (16 - sh_sq)) +
-                               ((uint32_t)a3[e] << (24 - sh_sq));
-                    }
-                    store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
+                };
+                if (m != 3) {
+                    moment(Bool<true>{});
+                } else {
+                    moment(Bool<false>{});
                 }
             }
         } else {
-            // From the transposed bytes.
+            // From the transposed bytes, the roles as above.
             if (m == 0) {
-                const uint32_t rnd_mu = 1u << (sh_mu - 1);
-                // Software-pipelined as the products below.
-                uint32_t x0, x1, y0, y1;
-                auto samples = [&](int k) {
-                    const int col = 8 * (nb0 + k);
-                    const uint32_t* xt = &s_t[0][(col + g) * kColWords];
-                    const uint32_t* yt = &s_t[1][(col + g) * kColWords];
-                    x0 = xt[q];
-                    x1 = xt[4 + q];
-                    y0 = yt[q];
-                    y1 = yt[4 + q];
-                };
-                samples(0);
-                uint32_t dh[4], dl[4];
-                dec_fragments(dh, dl);
+                if constexpr (kDecimate) {
+                    // Software-pipelined as the products below.
+                    uint32_t x0, x1, y0, y1;
+                    auto samples = [&](int k) {
+                        const int col = 8 * (nb0 + k);
+                        const uint32_t* xt = &s_t[0][(col + g) * kColWords];
+                        const uint32_t* yt = &s_t[1][(col + g) * kColWords];
+                        x0 = xt[q];
+                        x1 = xt[4 + q];
+                        y0 = yt[q];
+                        y1 = yt[4 + q];
+                    };
+                    samples(0);
+                    uint32_t dh[4], dl[4];
+                    dec_fragments(dh, dl);
 #pragma unroll
-                for (int k = 0; k < kBlocks8; ++k) {
-                    uint32_t a[4], b[4];
-                    filter_bytes(th, tl, x0, x1, rnd_mu, sh_mu, a);
-                    filter_bytes(th, tl, y0, y1, rnd_mu, sh_mu, b);
-                    if constexpr (kDecimate) {
-                        // The decimation's vertical pass from the same B fragments.
+                    for (int k = 0; k < kBlocks8; ++k) {
                         uint32_t cx[2], cy[2];
                         filter_bytes(dh, dl, x0, x1, rnd_dec, sh_dec, cx);
                         filter_bytes(dh, dl, y0, y1, rnd_dec, sh_dec, cy);
+                        if (k + 1 < kBlocks8) {
+                            samples(k + 1);
+                        }
                         store_conv(s_conv[0], g, 8 * (nb0 + k) + 2 * q, cx);
                         store_conv(s_conv[1], g, 8 * (nb0 + k) + 2 * q, cy);
                     }
-                    if (k + 1 < kBlocks8) {
-                        samples(k + 1);
-                    }
-                    const int c = 8 * (nb0 + k) + 2 * q;
-                    store_fragment(s_mu1, g, c, a);
-                    store_fragment(s_mu2, g, c, b);
                 }
             } else {
                 // The high and low bytes of the products per B register, then 65536 hh + 256 (hl +
@@ -1083,31 +1127,53 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 const uint32_t* at = m == 2 ? s_t[1] : s_t[0];
                 const uint32_t* bt = m == 1 ? s_t[0] : s_t[1];
                 uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
-                uint32_t h0, l0, h1, l1;
-                auto products = [&](int k) {
-                    const int col = 8 * (nb0 + k);
-                    const uint32_t* ac = &at[(col + g) * kColWords];
-                    const uint32_t* bc = &bt[(col + g) * kColWords];
-                    product_bytes(ac[q], bc[q], h0, l0);
-                    product_bytes(ac[4 + q], bc[4 + q], h1, l1);
+                uint32_t(*dst_mu)[kMomentStride] = m == 1 ? s_mu1 : s_mu2;
+                const uint32_t rnd_mu = 1u << (sh_mu - 1);
+                const auto moment = [&](auto square) {
+                    constexpr bool kSquare = decltype(square)::value;
+                    uint32_t h0, l0, h1, l1, a0, a1;
+                    auto products = [&](int k) {
+                        const int col = 8 * (nb0 + k);
+                        const uint32_t* ac = &at[(col + g) * kColWords];
+                        const uint32_t* bc = &bt[(col + g) * kColWords];
+                        a0 = ac[q];
+                        a1 = ac[4 + q];
+                        product_bytes(a0, kSquare ? a0 : bc[q], h0, l0);
+                        product_bytes(a1, kSquare ? a1 : bc[4 + q], h1, l1);
+                    };
+                    products(0);
+#pragma unroll
+                    for (int k = 0; k < kBlocks8; ++k) {
+                        const int c = 8 * (nb0 + k) + 2 * q;
+                        uint32_t mu[4];
+                        if constexpr (kSquare) {
+                            // The samples are mu's B fragments.
+                            filter_bytes(th, tl, a0, a1, rnd_mu, sh_mu, mu);
+                        }
+                        int hh[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, ll[4] = {0, 0, 0, 0};
+                        mma_u8(hh, th, h0, h1);
+                        mma_u8(mid, th, l0, l1);
+                        mma_u8(mid, tl, h0, h1);
+                        mma_u8(ll, tl, l0, l1);
+                        if (k + 1 < kBlocks8) {
+                            products(k + 1);
+                        }
+                        uint32_t v[4];
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) {
+                            v[e] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) +
+                                   (uint32_t)ll[e];
+                        }
+                        store_fragment(dst, g, c, v);
+                        if constexpr (kSquare) {
+                            store_fragment(dst_mu, g, c, mu);
+                        }
+                    }
                 };
-                products(0);
-#pragma unroll
-                for (int k = 0; k < kBlocks8; ++k) {
-                    int hh[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, ll[4] = {0, 0, 0, 0};
-                    mma_u8(hh, th, h0, h1);
-                    mma_u8(mid, th, l0, l1);
-                    mma_u8(mid, tl, h0, h1);
-                    mma_u8(ll, tl, l0, l1);
-                    if (k + 1 < kBlocks8) {
-                        products(k + 1);
-                    }
-                    uint32_t v[4];
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        v[e] = ((uint32_t)hh[e] << 16) + ((uint32_t)mid[e] << 8) + (uint32_t)ll[e];
-                    }
-                    store_fragment(dst, g, 8 * (nb0 + k) + 2 * q, v);
+                if (m == 3) {
+                    moment(Bool<false>{});
+                } else {
+                    moment(Bool<true>{});
                 }
             }
         }
