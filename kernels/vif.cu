@@ -257,7 +257,10 @@ __device__ __forceinline__ void statistics(const uint32_t (&mu1)[kP], const uint
         // Where lg is false, s1 may be anything (even near -eps: g infinite or NaN); such a
         // pixel adds nothing, and the table bytes it loads are in range whatever t is.
         // With lg, s1 >= 2^17 and |s12| <= 2^31: |g| <= 2^14, g * g * s1 = s12² / s1 below 2^45.
-        num_byte[e] = sub_byte[e] = 0;
+        if constexpr (!kBranchless) {
+            // (Branched: a pixel without the term adds these zeros, unmasked below.)
+            num_byte[e] = sub_byte[e] = 0;
+        }
         if (kBranchless || num[e]) {
             const double d1 = (double)s1[e];
             double g = divide((double)s12[e], __dadd_rn(d1, kEps));
@@ -284,7 +287,8 @@ __device__ __forceinline__ void statistics(const uint32_t (&mu1)[kP], const uint
 #pragma unroll
     for (int e = 0; e < kP; ++e) {
         acc.den_log += lg[e] ? den_byte[e] : 0;
-        acc.num_log += num[e] ? num_byte[e] - sub_byte[e] : 0;
+        // (Branchless: every pixel loaded bytes, so the term is masked.)
+        acc.num_log += (kBranchless && !num[e]) ? 0 : num_byte[e] - sub_byte[e];
     }
 }
 
@@ -870,28 +874,41 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                         vd[j] = make_uint2(b[0] | (b[1] << 16), b[2] | (b[3] << 16));
                     }
                 }
-                uint32_t lo[2][4], hi[2][4];
+                // Per picture and pair of columns: rows 0, 1 and rows 2, 3 paired by column
+                // (low, low, high, high), then the low bytes' word and the high bytes' word.
+                // The shift only where a picture has one (a branch, not predicated work).
+                const auto split = [&](auto shifted) {
 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    const uint32_t r0 = (vr[j].x >> ref_shift) & ref_mask;
-                    const uint32_t r1 = (vr[j].y >> ref_shift) & ref_mask;
-                    const uint32_t d0 = (vd[j].x >> dis_shift) & dis_mask;
-                    const uint32_t d1 = (vd[j].y >> dis_shift) & dis_mask;
-                    lo[0][j] = __byte_perm(r0, r1, 0x6420);
-                    hi[0][j] = __byte_perm(r0, r1, 0x7531);
-                    lo[1][j] = __byte_perm(d0, d1, 0x6420);
-                    hi[1][j] = __byte_perm(d0, d1, 0x7531);
-                }
+                    for (int p = 0; p < 2; ++p) {
+                        const uint2* v = p == 0 ? vr : vd;
+                        const int sh = p == 0 ? ref_shift : dis_shift;
+                        const uint32_t mask = p == 0 ? ref_mask : dis_mask;
 #pragma unroll
-                for (int p = 0; p < 2; ++p) {
-                    uint32_t tlo[4], thi[4];
-                    transpose4(lo[p], tlo);
-                    transpose4(hi[p], thi);
+                        for (int half = 0; half < 2; ++half) {
+                            uint32_t wj[4];
 #pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        s_t16[p][0][(c + j) * kColWords + rg] = tlo[j];
-                        s_t16[p][1][(c + j) * kColWords + rg] = thi[j];
+                            for (int j = 0; j < 4; ++j) {
+                                wj[j] = half == 0 ? v[j].x : v[j].y;
+                                if constexpr (decltype(shifted)::value) {
+                                    wj[j] = (wj[j] >> sh) & mask;
+                                }
+                            }
+#pragma unroll
+                            for (int odd = 0; odd < 2; ++odd) {
+                                const uint32_t sel = odd ? 0x7362 : 0x5140;
+                                const uint32_t a = __byte_perm(wj[0], wj[1], sel);
+                                const uint32_t b = __byte_perm(wj[2], wj[3], sel);
+                                const int col = (c + 2 * half + odd) * kColWords + rg;
+                                s_t16[p][0][col] = __byte_perm(a, b, 0x5410);
+                                s_t16[p][1][col] = __byte_perm(a, b, 0x7632);
+                            }
+                        }
                     }
+                };
+                if ((ref_shift | dis_shift) != 0) {
+                    split(Bool<true>{});
+                } else {
+                    split(Bool<false>{});
                 }
             }
         }
