@@ -984,19 +984,22 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
     // first rows are computed twice, with the same values).
     if constexpr (kMma) {
-        // Warp w computes one moment, w / 2 (0: mu1 and mu2, 1: x², 2: y², 3: xy), for five
-        // 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five independent blocks
-        // whose tensor-core latencies overlap.
+        // Warp w has one role, w / 2 (0: the decimation's vertical pass of both pictures; 1: x²
+        // and mu1; 2: y² and mu2, each mu from the B fragments of the samples its square reads;
+        // 3: xy), for five 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five
+        // independent blocks whose tensor-core latencies overlap. (The roles cost about the same:
+        // per block 80, 75 and 66 instructions at 16 bits, 46, 39 and 39 at 8; mu1 and mu2 on
+        // warps of their own were 122 and 73, which the other warps waited for.)
         uint32_t th[4], tl[4];
         tap_fragments(th, tl);
         const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
         constexpr int kBlocks8 = 5;
         static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
         const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
-        // (kDecimate) Warps 0 and 1 also make the decimation's vertical pass from their B
-        // fragments: a lane's D values 0 and 1 are conv row g (the tile's input rows 4 + 2g
-        // .. + 8), input columns c and c + 1; rows g + 8 (values 2 and 3) are zero. Stored
-        // where the horizontal decimation reads them (conv column c - kHalf + kHalfD).
+        // (kDecimate) Warps 0 and 1 make the decimation's vertical pass: a lane's D values 0
+        // and 1 are conv row g (the tile's input rows 4 + 2g .. + 8), input columns c and
+        // c + 1; rows g + 8 (values 2 and 3) are zero. Stored where the horizontal decimation
+        // reads them (conv column c - kHalf + kHalfD).
         const uint32_t rnd_dec = 1u << (sh_dec - 1);
         const auto store_conv = [](uint32_t(*dst)[kConvW], int g, int c, const uint32_t(&v)[2]) {
             const int j = c - (kHalf - kHalfD);
