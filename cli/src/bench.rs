@@ -14,8 +14,25 @@ use vmafcuda::scorer::{BackendRequest, Geometry, Rebuild, Scorer, ScorerConfig};
 use vmafcuda::synth::SynthClip;
 use vmafcuda::{Error, Result};
 
-/// Distinct frame pairs rotated through in a measurement.
+/// Distinct frame pairs rotated through in a measurement, unless `VMAFCUDA_BENCH_DISTINCT`
+/// says otherwise ([`distinct`]).
 const DISTINCT: usize = 8;
+
+/// `VMAFCUDA_BENCH_DISTINCT=N` (N >= 1): rotate through N distinct frame pairs instead of
+/// [`DISTINCT`]. Eight 1080p 8-bit pairs (33 MB) fit in an H100's or H200's 50 MB L2 cache,
+/// eight 10-bit ones (66 MB) do not; enough pairs that neither fits measures both depths on
+/// frames read from device memory, as a decoder's output is.
+fn distinct() -> usize {
+    distinct_from(std::env::var("VMAFCUDA_BENCH_DISTINCT").ok().as_deref())
+}
+
+/// [`distinct`] from the variable's value (absent, not a number or 0: [`DISTINCT`]).
+fn distinct_from(value: Option<&str>) -> usize {
+    value
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(DISTINCT)
+}
 /// The model every measurement scores with.
 const MODEL: &str = "vmaf_v0.6.1";
 /// Device memory bandwidth the stage table's floors assume (an H100's HBM3: 3.35 TB/s peak,
@@ -34,14 +51,15 @@ pub struct BenchSpec {
 }
 
 impl BenchSpec {
-    /// The distinct pairs a measurement rotates through: [`DISTINCT`] of them, or one per
+    /// The distinct pairs a measurement rotates through: [`distinct`] of them, or one per
     /// frame when there are fewer frames. Made once per size and bit depth and kept for every
     /// row and run (a 4K pair takes a while to synthesise; making them again for each run is
     /// what made the 4K device row come minutes late).
     fn pairs(&self) -> Arc<[(Picture, Picture)]> {
-        type Made = ((usize, usize, u32), Arc<[(Picture, Picture)]>);
+        type Made = ((usize, usize, u32, usize), Arc<[(Picture, Picture)]>);
         static MADE: Mutex<Option<Made>> = Mutex::new(None);
-        let key = (self.width, self.height, self.bpc);
+        let count = distinct();
+        let key = (self.width, self.height, self.bpc, count);
         let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
         let all = match made.as_ref() {
             Some((k, pairs)) if *k == key => pairs.clone(),
@@ -50,14 +68,13 @@ impl BenchSpec {
                     width: self.width,
                     height: self.height,
                     bpc: self.bpc,
-                    frames: DISTINCT,
-                    cut: DISTINCT,
+                    frames: count,
+                    cut: count,
                 };
                 let t = Instant::now();
-                let pairs: Arc<[(Picture, Picture)]> =
-                    (0..DISTINCT).map(|t| clip.pair(t)).collect();
+                let pairs: Arc<[(Picture, Picture)]> = (0..count).map(|t| clip.pair(t)).collect();
                 eprintln!(
-                    "bench: {DISTINCT} synthetic {}x{} {}-bit frame pairs made in {:.1} s; CPU \
+                    "bench: {count} synthetic {}x{} {}-bit frame pairs made in {:.1} s; CPU \
                      kernels: {} (VMAFCUDA_CPU_SIMD)",
                     self.width,
                     self.height,
@@ -69,7 +86,7 @@ impl BenchSpec {
                 pairs
             }
         };
-        let n = DISTINCT.min(self.frames.max(1));
+        let n = count.min(self.frames.max(1));
         if n == all.len() {
             all
         } else {
@@ -472,6 +489,16 @@ mod tests {
             .find(|l| l.trim_start().starts_with(stage))
             .unwrap_or_else(|| panic!("no {stage} row in\n{table}"));
         line[4 + 13..].split_whitespace().take(3).collect()
+    }
+
+    #[test]
+    fn distinct_pairs_default_to_eight_unless_a_count_is_given() {
+        assert_eq!(distinct_from(None), DISTINCT);
+        assert_eq!(distinct_from(Some("32")), 32);
+        assert_eq!(distinct_from(Some(" 1 ")), 1);
+        for bad in ["0", "-3", "many", ""] {
+            assert_eq!(distinct_from(Some(bad)), DISTINCT, "{bad:?}");
+        }
     }
 
     #[test]
