@@ -725,7 +725,9 @@ __device__ __forceinline__ void filter_planes(const uint32_t (&hi)[4], const uin
     }
 }
 
-// This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are zero).
+// This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are the
+// table's zeros: loaded, not set here, because known zeros made ptxas rebuild the operand
+// registers around them before every product, 24 moves per 8-column block).
 __device__ __forceinline__ void dec_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
     fragments(kDecFragments, hi, lo);
 }
