@@ -19,9 +19,9 @@ use vmafcuda::{Error, Result};
 const DISTINCT: usize = 8;
 
 /// `VMAFCUDA_BENCH_DISTINCT=N` (N >= 1): rotate through N distinct frame pairs instead of
-/// [`DISTINCT`]. Eight 1080p 8-bit pairs (33 MB) fit in an H100's or H200's 50 MB L2 cache,
-/// eight 10-bit ones (66 MB) do not; enough pairs that neither fits measures both depths on
-/// frames read from device memory, as a decoder's output is.
+/// [`DISTINCT`]. Eight 1080p 8-bit pairs (33 MB) fit in a 50 MB L2 cache (an H100's), eight
+/// 10-bit ones (66 MB) do not; enough pairs that neither fits measures both depths on frames
+/// read from device memory, as a decoder's output is.
 fn distinct() -> usize {
     distinct_from(std::env::var("VMAFCUDA_BENCH_DISTINCT").ok().as_deref())
 }
@@ -33,6 +33,7 @@ fn distinct_from(value: Option<&str>) -> usize {
         .filter(|&n| n >= 1)
         .unwrap_or(DISTINCT)
 }
+
 /// The model every measurement scores with.
 const MODEL: &str = "vmaf_v0.6.1";
 /// Device memory bandwidth the stage table's floors assume (an H100's HBM3: 3.35 TB/s peak,
