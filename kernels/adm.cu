@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include "ticket.cuh"
+
 // A named namespace, not an anonymous one: nvcc names the static shared arrays of anonymous
 // namespaces with a per-compilation random id, which would make the image irreproducible.
 namespace adm {
@@ -748,28 +750,6 @@ __device__ __forceinline__ unsigned long long den_term(const MaskArgs& m, int v)
     if (S0) return a * a * a;
     const unsigned long long sq = (a * a + m.den_sq_add) >> m.den_sq_shift;
     return (sq * a + m.den_cub_add) >> m.den_cub_shift;
-}
-
-// The two sides of a ticket: each row's, and the last scale's count of finished rows. A warp's
-// adds (to its row's sums; a finished row's to the scale's results) are ordered before its
-// ticket by the ticket's release semantics (a MEMBAR.ALL.GPU before the atomic), not by
-// __threadfence(), whose sequentially consistent fence also invalidates the SM's whole L1
-// (CCTL.IVALL): with every warp of every mask block (one warp per row) fencing, the division
-// table's and the DWT blocks' cached lines were dropped under every other warp on the SM many
-// times per block. Only the last arrival, which reads the sums, needs the acquiring fence (and
-// its invalidation). `__syncwarp()` before the ticket orders the other lanes' adds before lane
-// 0's release (the release is cumulative).
-__device__ __forceinline__ unsigned ticket_release(unsigned* count) {
-    unsigned old;
-    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
-                 : "=r"(old)
-                 : "l"(count)
-                 : "memory");
-    return old;
-}
-
-__device__ __forceinline__ void fence_acquire() {
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
 __device__ __forceinline__ unsigned long long warp_sum_all(unsigned long long v) {

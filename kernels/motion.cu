@@ -51,6 +51,8 @@
 
 #include <stdint.h>
 
+#include "ticket.cuh"
+
 // Named, not anonymous: nvcc names anonymous-namespace symbols after the source path, which
 // would make the image depend on where the repository is checked out.
 namespace motion {
@@ -150,16 +152,11 @@ __device__ __forceinline__ void publish(unsigned int sum, unsigned long long* __
     unsigned int* counter = reinterpret_cast<unsigned int*>(&state[1]);
     if (sum != 0) atomicAdd(&state[0], (unsigned long long)sum);
     // Our add is visible device-wide before the counter says this block is done: the
-    // counter's add releases it (a MEMBAR.ALL.GPU before the atomic; __threadfence() would
-    // also invalidate the SM's whole L1, under every other block there).
-    unsigned int ticket;
-    asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
-                 : "=r"(ticket)
-                 : "l"(counter)
-                 : "memory");
+    // counter's add releases it (ticket.cuh).
+    const unsigned int ticket = ticket_release(counter);
     if (ticket == gridDim.x * gridDim.y - 1) {
         // Every block's add precedes its counter increment: the sum is complete.
-        asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        fence_acquire();
         *result = atomicExch(&state[0], 0ull);
         atomicExch(counter, 0u);
     }

@@ -39,6 +39,8 @@
 
 #include <stdint.h>
 
+#include "ticket.cuh"
+
 // Named, not anonymous: nvcc names anonymous-namespace symbols after the source path, which
 // would make the image depend on where the repository is checked out.
 namespace vif {
@@ -366,18 +368,14 @@ __device__ __forceinline__ void block_sums(Sums acc, unsigned long long* __restr
             unsigned int ticket = 0;
             if (lane == 0) {
                 // Our adds are visible device-wide before the counter says this block is done:
-                // the counter's add releases them (__threadfence() would also invalidate the
-                // SM's whole L1, under every other block there).
-                asm volatile("atom.release.gpu.global.add.u32 %0, [%1], 1;"
-                             : "=r"(ticket)
-                             : "l"(counter)
-                             : "memory");
+                // the counter's add releases them (ticket.cuh).
+                ticket = ticket_release(counter);
             }
             ticket = __shfl_sync(0xffffffffu, ticket, 0);
             if (ticket == blocks - 1) {
                 // Every block's adds precede its counter increment: the sums are complete.
                 // One accumulator per lane, in parallel.
-                asm volatile("fence.acq_rel.gpu;" ::: "memory");
+                fence_acquire();
                 if (lane < kAccWords) {
                     state[kAccWords + lane] = atomicExch(&state[lane], 0ull);
                 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every kernels/*.cu into kernels/<name>.fatbin (cubins for sm_75..sm_90 plus PTX for
 # compute_90, so a user with only the NVIDIA driver gets the GPU path) and writes
-# kernels/SOURCES.sha256, which tests/cuda_kernels_fresh.rs checks against the sources.
+# kernels/SOURCES.sha256, which tests/cuda_kernels_fresh.rs checks against the sources (the
+# .cu files and the kernels/*.cuh headers they include).
 #
 #   scripts/build-kernels.sh           rebuild the images and SOURCES.sha256
 #   scripts/build-kernels.sh --check   rebuild into a temporary folder and fail if anything
@@ -69,6 +70,11 @@ for src in "${sources[@]}"; do
   echo "source $(sha256sum "$src" | cut -d' ' -f1)  $name.cu" >>"$manifest"
   echo "image $(sha256sum "$out/$name.fatbin" | cut -d' ' -f1)  $name.fatbin" >>"$manifest"
   echo "$name.fatbin: $(stat -c %s "$out/$name.fatbin") bytes" >&2
+done
+# The shared headers: a change to one must rebuild every image (they are hashed, not mapped to
+# the sources that include them).
+for header in kernels/*.cuh; do
+  echo "header $(sha256sum "$header" | cut -d' ' -f1)  $(basename "$header")" >>"$manifest"
 done
 mv "$manifest" "$out/SOURCES.sha256"
 

@@ -1,6 +1,7 @@
-//! The embedded kernel images must be built from the current `kernels/*.cu` with the flags of
-//! `scripts/build-kernels.sh`: `kernels/SOURCES.sha256` records both, and this test (run by CI,
-//! no GPU needed) fails when a source, an image or the flags changed without a rebuild.
+//! The embedded kernel images must be built from the current `kernels/*.cu` (and the
+//! `kernels/*.cuh` headers they include) with the flags of `scripts/build-kernels.sh`:
+//! `kernels/SOURCES.sha256` records them, and this test (run by CI, no GPU needed) fails when a
+//! source, a header, an image or the flags changed without a rebuild.
 //! Fix: run `scripts/build-kernels.sh` and commit the images.
 
 use std::collections::BTreeMap;
@@ -24,7 +25,8 @@ fn sha256_hex(path: &Path) -> String {
         .collect()
 }
 
-/// The manifest: `flags ...`, then `source <sha256>  <name>.cu` / `image <sha256>  <name>.fatbin`.
+/// The manifest: `flags ...`, then `source <sha256>  <name>.cu` / `image <sha256>  <name>.fatbin`,
+/// then `header <sha256>  <name>.cuh`.
 fn manifest() -> (String, BTreeMap<String, String>) {
     let path = root().join("kernels/SOURCES.sha256");
     let text = std::fs::read_to_string(&path)
@@ -45,7 +47,7 @@ fn manifest() -> (String, BTreeMap<String, String>) {
                 panic!("bad manifest line {line:?}");
             };
             assert!(
-                matches!(kind, "source" | "image"),
+                matches!(kind, "source" | "image" | "header"),
                 "bad manifest line {line:?}"
             );
             hashes.insert(file.to_owned(), hash.to_owned());
@@ -75,30 +77,42 @@ fn kernel_images_match_their_sources_and_flags() {
         script_flags(),
         "build flags changed since the images were built: run scripts/build-kernels.sh"
     );
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(root().join("kernels"))
-        .expect("kernels/")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
-        .collect();
-    sources.sort();
+    let with_extension = |ext: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(root().join("kernels"))
+            .expect("kernels/")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .map(|p| {
+                p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .expect("utf-8 name")
+                    .to_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let sources = with_extension("cu");
     assert!(!sources.is_empty(), "no kernels/*.cu");
+    let files = sources
+        .iter()
+        .flat_map(|stem| [format!("{stem}.cu"), format!("{stem}.fatbin")])
+        .chain(
+            with_extension("cuh")
+                .into_iter()
+                .map(|stem| format!("{stem}.cuh")),
+        );
     let mut expected_files = 0;
-    for src in &sources {
-        let stem = src
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("utf-8 name");
-        for file in [format!("{stem}.cu"), format!("{stem}.fatbin")] {
-            let recorded = hashes.get(&file).unwrap_or_else(|| {
-                panic!("kernels/{file} not in SOURCES.sha256: run scripts/build-kernels.sh")
-            });
-            assert_eq!(
-                &sha256_hex(&root().join("kernels").join(&file)),
-                recorded,
-                "kernels/{file} changed since the last scripts/build-kernels.sh"
-            );
-            expected_files += 1;
-        }
+    for file in files {
+        let recorded = hashes.get(&file).unwrap_or_else(|| {
+            panic!("kernels/{file} not in SOURCES.sha256: run scripts/build-kernels.sh")
+        });
+        assert_eq!(
+            &sha256_hex(&root().join("kernels").join(&file)),
+            recorded,
+            "kernels/{file} changed since the last scripts/build-kernels.sh"
+        );
+        expected_files += 1;
     }
     assert_eq!(
         hashes.len(),

@@ -1,6 +1,7 @@
 //! Kernel images compiled ahead of time by `scripts/build-kernels.sh` (cubins for sm_75..sm_90
 //! plus PTX for newer GPUs) and embedded in the binary, so users need only the NVIDIA driver.
-//! `tests/cuda_kernels_fresh.rs` fails when an image is older than its `kernels/*.cu` source.
+//! `tests/cuda_kernels_fresh.rs` fails when an image is older than its `kernels/*.cu` source or
+//! the `kernels/*.cuh` headers those include.
 
 use super::context::Context;
 use super::error::CudaResult;
