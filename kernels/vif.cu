@@ -673,18 +673,59 @@ constexpr int kColWords = 10;
 constexpr uint32_t kDecTaps[9] = {1244, 3663, 7925, 12590, 14692, 12590, 7925, 3663, 1244};
 
 // Scale 1's filter at the even rows of a 16-row tile's 32 input rows, for the decimation's
-// vertical pass on the tensor cores: row r < 8 holds the 9 taps from column 4 + 2r (input rows
-// top .. top + 8, top = kHalf + 2r - kHalfD); rows 8..15 are zero.
+// vertical pass on the tensor cores, both tap bytes in one A matrix: row r < 8 holds the low
+// bytes of the 9 taps from column 4 + 2r (input rows top .. top + 8, top = kHalf + 2r -
+// kHalfD), row r + 8 their high bytes (below 2^6). A lane's D values 0 and 1 are then conv row
+// g's low sums and values 2 and 3 its high sums, of the same two columns. (make_fragments'
+// low-byte registers; its high-byte registers are all zero and unused.)
 __device__ Fragments kDecFragments = make_fragments([](int row, int col) {
-    const int k = col - 4 - 2 * row;
-    return (row < 8 && k >= 0 && k < 9) ? kDecTaps[k] : 0u;
+    const int r = row & 7, k = col - 4 - 2 * r;
+    const uint32_t tap = (k >= 0 && k < 9) ? kDecTaps[k] : 0u;
+    return row < 8 ? tap & 255u : tap >> 8;
 });
-// A tap matrix (high and low bytes' fragments) times one B fragment of 8-bit samples, D values
-// e < kValues of this lane as ((high sum << 8) + low sum + rnd) >> sh.
-template <int kValues>
+static_assert(kDecTaps[4] >> 8 < 256, "high tap bytes fit a byte");
+
+// This lane's A fragment of kDecFragments: one 16-byte load.
+__device__ __forceinline__ void dec_fragments(uint32_t (&a)[4]) {
+    const int lane = threadIdx.x & 31;
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(&kDecFragments.w[8 * lane + 4]));
+    a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
+}
+
+// The decimation's conv values of one B fragment of 8-bit samples: (high sum << 8) + low sum +
+// rnd (below 2^25), >> sh, for D values 0 and 1 (conv row g, columns 2q and 2q + 1).
+__device__ __forceinline__ void decimate_bytes(const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                               uint32_t rnd, int sh, uint32_t (&out)[2]) {
+    int d[4] = {(int)rnd, (int)rnd, 0, 0};
+    mma_u8(d, a, b0, b1);
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        out[e] = ((uint32_t)d[e + 2] * 256u + (uint32_t)d[e]) >> sh;
+    }
+}
+
+// The same from two byte planes of samples below 2^12 (l: low bytes, h: high bytes): with
+// L = A l and H = A h, the sums of weight 2^0, 2^8 and 2^16 are a0 = L_lo + rnd, a1 = L_hi + H_lo
+// (H's product accumulates onto L_hi) and a2 = H_hi, and the value a0 + 2^8 a1 + 2^16 a2 (below
+// 2^29), >> sh.
+__device__ __forceinline__ void decimate_planes(const uint32_t (&a)[4], uint32_t l0, uint32_t l1,
+                                                uint32_t h0, uint32_t h1, uint32_t rnd, int sh,
+                                                uint32_t (&out)[2]) {
+    int dl[4] = {(int)rnd, (int)rnd, 0, 0};
+    mma_u8(dl, a, l0, l1);
+    int dh[4] = {dl[2], dl[3], 0, 0};
+    mma_u8(dh, a, h0, h1);
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+        out[e] = (((uint32_t)dh[e + 2] << 16) + (uint32_t)dh[e] * 256u + (uint32_t)dl[e]) >> sh;
+    }
+}
+
+// A tap matrix (high and low bytes' fragments) times one B fragment of 8-bit samples, this
+// lane's D values as ((high sum << 8) + low sum + rnd) >> sh.
 __device__ __forceinline__ void filter_bytes(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
                                              uint32_t b0, uint32_t b1, uint32_t rnd, int sh,
-                                             uint32_t (&out)[kValues]) {
+                                             uint32_t (&out)[4]) {
     int h[4] = {0, 0, 0, 0};
     mma_u8(h, hi, b0, b1);
     // The low sum accumulates onto 2^8 h + rnd.
@@ -695,17 +736,16 @@ __device__ __forceinline__ void filter_bytes(const uint32_t (&hi)[4], const uint
     }
     mma_u8(l, lo, b0, b1);
 #pragma unroll
-    for (int e = 0; e < kValues; ++e) {
+    for (int e = 0; e < 4; ++e) {
         out[e] = (uint32_t)l[e] >> sh;
     }
 }
 
 // The same from two byte planes of samples below 2^12 (l: low bytes, h: high bytes, below 16):
 // a0 + 2^8 a1 + 2^16 a2 (lo x l; hi x l + lo x h; hi x h), below 2^28, + rnd, >> sh.
-template <int kValues>
 __device__ __forceinline__ void filter_planes(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
                                               uint32_t l0, uint32_t l1, uint32_t h0, uint32_t h1,
-                                              uint32_t rnd, int sh, uint32_t (&out)[kValues]) {
+                                              uint32_t rnd, int sh, uint32_t (&out)[4]) {
     int a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
     mma_u8(a1, hi, l0, l1);
     mma_u8(a1, lo, h0, h1);
@@ -718,16 +758,9 @@ __device__ __forceinline__ void filter_planes(const uint32_t (&hi)[4], const uin
     }
     mma_u8(a0, lo, l0, l1);
 #pragma unroll
-    for (int e = 0; e < kValues; ++e) {
+    for (int e = 0; e < 4; ++e) {
         out[e] = ((uint32_t)a0[e] + ((uint32_t)a2[e] << 16)) >> sh;
     }
-}
-
-// This lane's A fragments of the decimation's taps (registers 1 and 3, rows 8..15, are the
-// table's zeros: loaded, not set here, because known zeros made ptxas rebuild the operand
-// registers around them before every product, 24 moves per 8-column block).
-__device__ __forceinline__ void dec_fragments(uint32_t (&hi)[4], uint32_t (&lo)[4]) {
-    fragments(kDecFragments, hi, lo);
 }
 
 // One scale: statistic of a kTileW x kTileH tile (kTileW * kTileH / 4 threads, each with 4
@@ -783,7 +816,11 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     __shared__ __align__(16) uint32_t s_xx[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_yy[kTileH][kMomentStride];
     __shared__ __align__(16) uint32_t s_xy[kTileH][kMomentStride];
-    __shared__ __align__(8) uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvW : 1];
+    // (kMma) Conv column j at row index j + kConvOff: the vertical pass's stores of 8-column
+    // blocks reach kHalf - kHalfD columns past each end of the row.
+    constexpr int kConvOff = kMma ? kHalf - kHalfD : 0;
+    constexpr int kConvRow = kConvW + 2 * kConvOff;
+    __shared__ __align__(8) uint32_t s_conv[2][kDecimate ? kDecH : 1][kDecimate ? kConvRow : 1];
 
     const int tid = threadIdx.x;
     const int x0 = blockIdx.x * kTileW;
@@ -984,43 +1021,50 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
     // last one moved up to end at the tile's last row (where kRows does not divide kTileH its
     // first rows are computed twice, with the same values).
     if constexpr (kMma) {
-        // Warp w has one role, w / 2 (0: the decimation's vertical pass of both pictures; 1: x²
-        // and mu1; 2: y² and mu2, each mu from the B fragments of the samples its square reads;
-        // 3: xy), for five 8-column blocks, 5 (w % 2) .. + 4: one branch per warp, and five
-        // independent blocks whose tensor-core latencies overlap. (The roles cost about the same:
-        // per block 80, 75 and 66 instructions at 16 bits, 46, 39 and 39 at 8; mu1 and mu2 on
-        // warps of their own were 122 and 73, which the other warps waited for.)
+        // Warp w has one role, w / 2 (0: the decimation's vertical pass of both pictures, and
+        // mu1 and mu2 of its last kMuDec blocks; 1: x² and mu1; 2: y² and mu2, each mu from the
+        // B fragments of the samples its square reads; 3: xy), for five 8-column blocks,
+        // 5 (w % 2) .. + 4: one branch per warp, and five independent blocks whose tensor-core
+        // latencies overlap. The roles cost about the same (sm_90 SASS of the five blocks, from
+        // the branch to the barrier: at 16 bits 298, 395, 395 and 394 instructions, at 8 bits
+        // 214, 227, 227 and 230), so no warp waits long for another at the barrier.
         uint32_t th[4], tl[4];
         tap_fragments(th, tl);
         const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
         constexpr int kBlocks8 = 5;
         static_assert(kBlock / 32 == 8 && kInW == 8 * 2 * kBlocks8, "8 warps, 2 x 5 blocks");
         const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
-        // (kDecimate) Warps 0 and 1 make the decimation's vertical pass: a lane's D values 0
-        // and 1 are conv row g (the tile's input rows 4 + 2g .. + 8), input columns c and
-        // c + 1; rows g + 8 (values 2 and 3) are zero. Stored where the horizontal decimation
-        // reads them (conv column c - kHalf + kHalfD).
+        // (kDecimate) The decimation's warps also make mu1 and mu2 of their last kMuDec blocks,
+        // whose B fragments they load anyway; the square warps make the others. (Before, with
+        // every mu on the square warps, those were the slowest: 435 and 266 instructions.)
+        constexpr int kMuDec = kDecimate ? (kMma16 ? 2 : 3) : 0;
+        // (kDecimate) Warps 0 and 1 make the decimation's vertical pass: a lane's conv values
+        // are conv row g (the tile's input rows 4 + 2g .. + 8), input columns c and c + 1
+        // (decimate_bytes, decimate_planes). Stored where the horizontal decimation reads them
+        // (conv column c - kHalf + kHalfD).
         const uint32_t rnd_dec = 1u << (sh_dec - 1);
-        const auto store_conv = [](uint32_t(*dst)[kConvW], int g, int c, const uint32_t(&v)[2]) {
-            const int j = c - (kHalf - kHalfD);
-            if (j >= 0 && j < kConvW) {
-                *reinterpret_cast<uint2*>(&dst[g][j]) = make_uint2(v[0], v[1]);
-            }
+        const uint32_t rnd_mu = 1u << (sh_mu - 1);
+        // Stored kConvOff columns right, so that every lane's column is inside the row (the
+        // columns outside the conv rows are never read): no branch around the store.
+        const auto store_conv = [](uint32_t(*dst)[kConvRow], int g, int c, const uint32_t(&v)[2]) {
+            const int j = c - (kHalf - kHalfD) + kConvOff;
+            *reinterpret_cast<uint2*>(&dst[g][j]) = make_uint2(v[0], v[1]);
         };
         if constexpr (kMma16) {
             // From the low and high byte planes (samples below 2^12: the high byte below 16).
-            // Warps 0 and 1 make the decimation's vertical pass of both pictures; 2 and 3 x²
-            // and mu1, 4 and 5 y² and mu2 (from the B fragments x² reads), 6 and 7 xy.
-            //   mu and the decimation: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high;
-            //   th x high), below 2^28, then libvmaf's rounding shift (filter_planes);
+            // Warps 0 and 1 make the decimation's vertical pass of both pictures (and some mu);
+            // 2 and 3 x² and mu1, 4 and 5 y² and mu2 (from the B fragments x² reads), 6 and 7 xy.
+            //   mu: a0 + 2^8 a1 + 2^16 a2 (tl x low; th x low + tl x high; th x high), below
+            //   2^28, then libvmaf's rounding shift (filter_planes; the decimation likewise,
+            //   decimate_planes);
             //   second moments: the products x y (below 2^24) as three byte planes, 6 multiplies
             //   into the weights 2^0 .. 2^24 (the exact sum below 2^40), and libvmaf's
             //   (sum + 2^(sh - 1)) >> sh cut to uint32 as ((a0 + 2^8 a1 + 2^(sh - 1)) >> sh) +
             //   2^(16 - sh) a2 + 2^(24 - sh) a3 (mod 2^32; 2 <= sh <= 8).
             if (m == 0) {
                 if constexpr (kDecimate) {
-                    uint32_t dh[4], dl[4];
-                    dec_fragments(dh, dl);
+                    uint32_t da[4];
+                    dec_fragments(da);
 #pragma unroll
                     for (int k = 0; k < kBlocks8; ++k) {
                         const int col = 8 * (nb0 + k) + g;
@@ -1029,9 +1073,17 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                             const uint32_t* lo = &s_t16[p][0][col * kColWords];
                             const uint32_t* hi = &s_t16[p][1][col * kColWords];
                             uint32_t conv[2];
-                            filter_planes(dh, dl, lo[q], lo[4 + q], hi[q], hi[4 + q], rnd_dec,
-                                          sh_dec, conv);
+                            decimate_planes(da, lo[q], lo[4 + q], hi[q], hi[4 + q], rnd_dec,
+                                            sh_dec, conv);
                             store_conv(s_conv[p], g, 8 * (nb0 + k) + 2 * q, conv);
+                            if (k >= kBlocks8 - kMuDec) {
+                                // The same B fragments are mu's.
+                                uint32_t v[4];
+                                filter_planes(th, tl, lo[q], lo[4 + q], hi[q], hi[4 + q], rnd_mu,
+                                              sh_mu, v);
+                                store_fragment(p == 0 ? s_mu1 : s_mu2, g, 8 * (nb0 + k) + 2 * q,
+                                               v);
+                            }
                         }
                     }
                 }
@@ -1039,7 +1091,6 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 const int pa = m == 2 ? 1 : 0, pb = m == 1 ? 0 : 1;
                 uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
                 uint32_t(*dst_mu)[kMomentStride] = m == 1 ? s_mu1 : s_mu2;
-                const uint32_t rnd_mu = 1u << (sh_mu - 1);
                 const uint32_t rnd_sq = 1u << (sh_sq - 1);
                 // 2^(16 - sh) and 2^(24 - sh) as opaque multipliers: one multiply-add each where
                 // a shift would need a separate add.
@@ -1076,7 +1127,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                             b[r][2] = __byte_perm(__byte_perm(p[0], p[1], 0x0062),
                                                   __byte_perm(p[2], p[3], 0x0062), 0x5410);
                         }
-                        if constexpr (kSquare) {
+                        if (kSquare && k < kBlocks8 - kMuDec) {
                             // The samples' own planes are mu's B fragments.
                             uint32_t v[4];
                             filter_planes(th, tl, xl[0], xl[1], xh[0], xh[1], rnd_mu, sh_mu, v);
@@ -1126,13 +1177,22 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                         y1 = yt[4 + q];
                     };
                     samples(0);
-                    uint32_t dh[4], dl[4];
-                    dec_fragments(dh, dl);
+                    uint32_t da[4];
+                    dec_fragments(da);
 #pragma unroll
                     for (int k = 0; k < kBlocks8; ++k) {
                         uint32_t cx[2], cy[2];
-                        filter_bytes(dh, dl, x0, x1, rnd_dec, sh_dec, cx);
-                        filter_bytes(dh, dl, y0, y1, rnd_dec, sh_dec, cy);
+                        decimate_bytes(da, x0, x1, rnd_dec, sh_dec, cx);
+                        decimate_bytes(da, y0, y1, rnd_dec, sh_dec, cy);
+                        if (k >= kBlocks8 - kMuDec) {
+                            // The same B fragments are mu's.
+                            const int c = 8 * (nb0 + k) + 2 * q;
+                            uint32_t mu[4];
+                            filter_bytes(th, tl, x0, x1, rnd_mu, sh_mu, mu);
+                            store_fragment(s_mu1, g, c, mu);
+                            filter_bytes(th, tl, y0, y1, rnd_mu, sh_mu, mu);
+                            store_fragment(s_mu2, g, c, mu);
+                        }
                         if (k + 1 < kBlocks8) {
                             samples(k + 1);
                         }
@@ -1148,7 +1208,6 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                 const uint32_t* bt = m == 1 ? s_t[0] : s_t[1];
                 uint32_t(*dst)[kMomentStride] = m == 1 ? s_xx : (m == 2 ? s_yy : s_xy);
                 uint32_t(*dst_mu)[kMomentStride] = m == 1 ? s_mu1 : s_mu2;
-                const uint32_t rnd_mu = 1u << (sh_mu - 1);
                 const auto moment = [&](auto square) {
                     constexpr bool kSquare = decltype(square)::value;
                     uint32_t h0, l0, h1, l1, a0, a1;
@@ -1166,7 +1225,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                     for (int k = 0; k < kBlocks8; ++k) {
                         const int c = 8 * (nb0 + k) + 2 * q;
                         uint32_t mu[4];
-                        if constexpr (kSquare) {
+                        const bool with_mu = kSquare && k < kBlocks8 - kMuDec;
+                        if (with_mu) {
                             // The samples are mu's B fragments.
                             filter_bytes(th, tl, a0, a1, rnd_mu, sh_mu, mu);
                         }
@@ -1185,7 +1245,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
                                    (uint32_t)ll[e];
                         }
                         store_fragment(dst, g, c, v);
-                        if constexpr (kSquare) {
+                        if (with_mu) {
                             store_fragment(dst_mu, g, c, mu);
                         }
                     }
@@ -1330,8 +1390,8 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
             uint32_t ar = 0, ad = 0;
 #pragma unroll
             for (int k = 0; k < ND; ++k) {
-                ar += D::c(k) * s_conv[0][r][2 * c + k];
-                ad += D::c(k) * s_conv[1][r][2 * c + k];
+                ar += D::c(k) * s_conv[0][r][2 * c + k + kConvOff];
+                ad += D::c(k) * s_conv[1][r][2 * c + k + kConvOff];
             }
             next_ref[(size_t)oy * ow + ox] = (uint16_t)((ar + 32768) >> 16);
             next_dis[(size_t)oy * ow + ox] = (uint16_t)((ad + 32768) >> 16);
