@@ -684,6 +684,12 @@ pub struct GpuFeatures {
 /// priorities (+1.7% on the means, every round faster); at 1920x1080 VIF first (11,646 / 11,685
 /// against 11,736 / 11,747) and ADM first (11,460-11,490) were slower, motion first no
 /// different, so frames up to 2560x1440 (not measured) keep equal priorities.
+/// Engines that found no place among the [`OVERLAPPING_ENGINES`] (many scorers at once) run VIF
+/// first from [`GRAPH_DEVICE_PIXELS`] up: measured on an H200 (BENCHMARKS.md, 2026-11-29, stop
+/// 51), 16 concurrent 1920x1080 scorers, seven alternated rounds, 11,906-12,154 fps aggregate
+/// (median 12,093) against 11,861-12,071 (median 11,951) with equal priorities; faster in six
+/// rounds, equal in one. (Every engine VIF first, the overlapping four included: 12,031-12,274
+/// in five runs, but a single 1080p 10-bit engine was 2.5% slower that way at stop 49.)
 /// `VMAFCUDA_PRIORITY` overrides the choice (see [`first_features`]).
 const VIF_FIRST_PIXELS: usize = 2560 * 1440;
 
@@ -697,8 +703,9 @@ struct First {
 
 /// The features scheduled first for frames of `pixels` pixels: `setting` (the value of
 /// `VMAFCUDA_PRIORITY`: a comma list of `adm`, `vif` and `motion`, or `none`) where given, else
-/// VIF above [`VIF_FIRST_PIXELS`].
-fn first_features(pixels: usize, setting: Option<&str>) -> First {
+/// VIF above [`VIF_FIRST_PIXELS`], and above [`GRAPH_DEVICE_PIXELS`] for a `crowded` engine (one
+/// that could overlap its frames but found no place among the [`OVERLAPPING_ENGINES`]).
+fn first_features(pixels: usize, crowded: bool, setting: Option<&str>) -> First {
     match setting {
         Some(list) => {
             let mut first = First::default();
@@ -713,7 +720,7 @@ fn first_features(pixels: usize, setting: Option<&str>) -> First {
             first
         }
         None => First {
-            vif: pixels > VIF_FIRST_PIXELS,
+            vif: pixels > VIF_FIRST_PIXELS || (crowded && pixels > GRAPH_DEVICE_PIXELS),
             ..First::default()
         },
     }
@@ -731,22 +738,6 @@ impl GpuFeatures {
     pub fn new(kernels: &GpuKernels, plan: &FeaturePlan) -> CudaResult<GpuFeatures> {
         let ctx = kernels.context();
         let (w, h, bpc) = (plan.width, plan.height, plan.bpc);
-        let first = first_features(w * h, std::env::var("VMAFCUDA_PRIORITY").ok().as_deref());
-        // Stream priorities: the context's greatest for the features that go first, else 0
-        // (the default).
-        let top = if first.any() {
-            Stream::greatest_priority(ctx)?
-        } else {
-            0
-        };
-        let level = |on: bool| if on { top } else { 0 };
-        let stream = Stream::with_priority(ctx, level(first.adm))?;
-        let side = Stream::with_priority(ctx, level(first.vif))?;
-        let aux = Stream::with_priority(ctx, level(first.motion))?;
-        let copy = Stream::new(ctx)?;
-        let events =
-            || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
-        let (done, side_done, aux_done, staged) = (events()?, events()?, events()?, events()?);
         let adm_copy = || {
             plan.adm
                 .iter()
@@ -767,6 +758,28 @@ impl GpuFeatures {
         let could_overlap =
             graphs && overlap_allowed() && !adm[0].iter().any(GpuAdm::carries_state);
         let ticket = could_overlap.then(OverlapTicket::take).flatten();
+        // (Streams are made after the ticket: a crowded engine's priorities depend on it.)
+        let crowded = could_overlap && ticket.is_none();
+        let first = first_features(
+            w * h,
+            crowded,
+            std::env::var("VMAFCUDA_PRIORITY").ok().as_deref(),
+        );
+        // Stream priorities: the context's greatest for the features that go first, else 0
+        // (the default).
+        let top = if first.any() {
+            Stream::greatest_priority(ctx)?
+        } else {
+            0
+        };
+        let level = |on: bool| if on { top } else { 0 };
+        let stream = Stream::with_priority(ctx, level(first.adm))?;
+        let side = Stream::with_priority(ctx, level(first.vif))?;
+        let aux = Stream::with_priority(ctx, level(first.motion))?;
+        let copy = Stream::new(ctx)?;
+        let events =
+            || -> CudaResult<Vec<Event>> { (0..SLOTS).map(|_| Event::new(ctx, false)).collect() };
+        let (done, side_done, aux_done, staged) = (events()?, events()?, events()?, events()?);
         // With the places taken, many scorers fill the GPU by themselves, and their threads'
         // captures and graph updates only contend in the driver: such an engine queues its
         // small frames as plain launches (see OVERLAPPING_ENGINES). Above GRAPH_DEVICE_PIXELS
@@ -1556,7 +1569,7 @@ mod tests {
     }
 
     #[test]
-    fn vif_first_above_1440p_unless_set() {
+    fn vif_first_above_1440p_or_when_crowded_unless_set() {
         let vif = First {
             vif: true,
             ..First::default()
@@ -1567,7 +1580,17 @@ mod tests {
             (2560, 1440, First::default()),
             (3840, 2160, vif),
         ] {
-            assert_eq!(first_features(w * h, None), want, "{w}x{h}");
+            assert_eq!(first_features(w * h, false, None), want, "{w}x{h}");
+        }
+        // A crowded engine (no overlap place) runs VIF first above 960x540.
+        for (w, h, want) in [
+            (576, 324, First::default()),
+            (960, 540, First::default()),
+            (1280, 720, vif),
+            (1920, 1080, vif),
+            (3840, 2160, vif),
+        ] {
+            assert_eq!(first_features(w * h, true, None), want, "crowded {w}x{h}");
         }
         let all = First {
             adm: true,
@@ -1588,7 +1611,10 @@ mod tests {
             ),
         ] {
             for pixels in [576 * 324, 3840 * 2160] {
-                assert_eq!(first_features(pixels, Some(setting)), want, "{setting:?}");
+                for crowded in [false, true] {
+                    let got = first_features(pixels, crowded, Some(setting));
+                    assert_eq!(got, want, "{setting:?}");
+                }
             }
         }
     }
