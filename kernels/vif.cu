@@ -1027,7 +1027,7 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         // 5 (w % 2) .. + 4: one branch per warp, and five independent blocks whose tensor-core
         // latencies overlap. The roles cost about the same (sm_90 SASS of the five blocks, from
         // the branch to the barrier: at 16 bits 298, 395, 395 and 394 instructions, at 8 bits
-        // 214, 227, 227 and 230), so no warp waits long for another at the barrier.
+        // 217, 227, 227 and 230), so no warp waits long for another at the barrier.
         uint32_t th[4], tl[4];
         tap_fragments(th, tl);
         const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
@@ -1036,7 +1036,9 @@ __device__ __forceinline__ void vif_scale(const uint8_t* __restrict__ ref, size_
         const int m = warp >> 1, nb0 = kBlocks8 * (warp & 1);
         // (kDecimate) The decimation's warps also make mu1 and mu2 of their last kMuDec blocks,
         // whose B fragments they load anyway; the square warps make the others. (Before, with
-        // every mu on the square warps, those were the slowest: 435 and 266 instructions.)
+        // every mu on the square warps, those were the slowest: 435 and 266 instructions. The
+        // whole pass, four roles of two warps, took 3,088 and 1,900 per tile, now 2,964 and
+        // 1,802.)
         constexpr int kMuDec = kDecimate ? (kMma16 ? 2 : 3) : 0;
         // (kDecimate) Warps 0 and 1 make the decimation's vertical pass: a lane's conv values
         // are conv row g (the tile's input rows 4 + 2g .. + 8), input columns c and c + 1
