@@ -706,8 +706,8 @@ __device__ __forceinline__ void decimate_bytes(const uint32_t (&a)[4], uint32_t 
 
 // The same from two byte planes of samples below 2^12 (l: low bytes, h: high bytes): with
 // L = A l and H = A h, the sums of weight 2^0, 2^8 and 2^16 are a0 = L_lo + rnd, a1 = L_hi + H_lo
-// (H's product accumulates onto L_hi) and a2 = H_hi, and the value a0 + 2^8 a1 + 2^16 a2 (below
-// 2^29), >> sh.
+// (H's product accumulates onto L_hi) and a2 = H_hi, and the value a0 + 2^8 a1 + 2^16 a2 (at
+// most 65536 * 4095 + rnd, below 2^28), >> sh.
 __device__ __forceinline__ void decimate_planes(const uint32_t (&a)[4], uint32_t l0, uint32_t l1,
                                                 uint32_t h0, uint32_t h1, uint32_t rnd, int sh,
                                                 uint32_t (&out)[2]) {
