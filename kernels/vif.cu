@@ -693,7 +693,8 @@ __device__ __forceinline__ void dec_fragments(uint32_t (&a)[4]) {
 }
 
 // The decimation's conv values of one B fragment of 8-bit samples: (high sum << 8) + low sum +
-// rnd (below 2^25), >> sh, for D values 0 and 1 (conv row g, columns 2q and 2q + 1).
+// rnd (at most 65536 * 255 + rnd, below 2^24), >> sh, for D values 0 and 1 (conv row g, columns
+// 2q and 2q + 1).
 __device__ __forceinline__ void decimate_bytes(const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
                                                uint32_t rnd, int sh, uint32_t (&out)[2]) {
     int d[4] = {(int)rnd, (int)rnd, 0, 0};
