@@ -683,7 +683,8 @@ pub struct GpuFeatures {
 /// alternated rounds: 3840x2160 device frames 3,275-3,330 fps against 3,217-3,276 with equal
 /// priorities (+1.7% on the means, every round faster); at 1920x1080 VIF first (11,646 / 11,685
 /// against 11,736 / 11,747) and ADM first (11,460-11,490) were slower, motion first no
-/// different, so frames up to 2560x1440 (not measured) keep equal priorities.
+/// different then (stop 52's kernels measured it faster: [`MOTION_FIRST_PIXELS`]), so frames up
+/// to 2560x1440 (not measured) keep VIF at ADM's priority.
 /// Engines that found no place among the [`OVERLAPPING_ENGINES`] (many scorers at once) run VIF
 /// first from [`GRAPH_DEVICE_PIXELS`] up: measured on an H200 (BENCHMARKS.md, 2026-11-29, stop
 /// 51), 16 concurrent 1920x1080 scorers, seven alternated rounds, 11,906-12,154 fps aggregate
@@ -692,6 +693,17 @@ pub struct GpuFeatures {
 /// in five runs, but a single 1080p 10-bit engine was 2.5% slower that way at stop 49.)
 /// `VMAFCUDA_PRIORITY` overrides the choice (see [`first_features`]).
 const VIF_FIRST_PIXELS: usize = 2560 * 1440;
+/// Frames above [`GRAPH_DEVICE_PIXELS`] also run motion first (with VIF where VIF goes first):
+/// the motion kernel waits on memory more than it computes, and started early its waits overlap
+/// the other features' work instead of ending the frame. Measured on an H200 (BENCHMARKS.md,
+/// 2026-11-29, stop 52; the kernels of stop 51), against the rules before it, alternated in
+/// three device calls: 1920x1080 10-bit device frames faster in nine rounds of nine (median
+/// 11,622 fps against 11,496), 8-bit in five of nine (median 12,805 against 12,675), 3840x2160
+/// (VIF and motion first against VIF alone) in four of five (3,565-3,613 against 3,490-3,580),
+/// 16 x 1920x1080 in two of two (12,296 / 12,264 against 12,222 / 12,197); 576x324 frames (plain
+/// launches) were slower with it (21,205 / 24,846 against 24,885 / 32,160 fps), so small frames
+/// keep equal priorities.
+const MOTION_FIRST_PIXELS: usize = GRAPH_DEVICE_PIXELS;
 
 /// Which features' streams the GPU schedules first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -704,7 +716,8 @@ struct First {
 /// The features scheduled first for frames of `pixels` pixels: `setting` (the value of
 /// `VMAFCUDA_PRIORITY`: a comma list of `adm`, `vif` and `motion`, or `none`) where given, else
 /// VIF above [`VIF_FIRST_PIXELS`], and above [`GRAPH_DEVICE_PIXELS`] for a `crowded` engine (one
-/// that could overlap its frames but found no place among the [`OVERLAPPING_ENGINES`]).
+/// that could overlap its frames but found no place among the [`OVERLAPPING_ENGINES`]); motion
+/// above [`MOTION_FIRST_PIXELS`].
 fn first_features(pixels: usize, crowded: bool, setting: Option<&str>) -> First {
     match setting {
         Some(list) => {
@@ -721,6 +734,7 @@ fn first_features(pixels: usize, crowded: bool, setting: Option<&str>) -> First 
         }
         None => First {
             vif: pixels > VIF_FIRST_PIXELS || (crowded && pixels > GRAPH_DEVICE_PIXELS),
+            motion: pixels > MOTION_FIRST_PIXELS,
             ..First::default()
         },
     }
@@ -1569,26 +1583,37 @@ mod tests {
     }
 
     #[test]
-    fn vif_first_above_1440p_or_when_crowded_unless_set() {
+    fn motion_first_above_540p_vif_above_1440p_or_when_crowded_unless_set() {
         let vif = First {
             vif: true,
             ..First::default()
         };
-        for (w, h, want) in [
-            (576, 324, First::default()),
-            (1920, 1080, First::default()),
-            (2560, 1440, First::default()),
-            (3840, 2160, vif),
-        ] {
-            assert_eq!(first_features(w * h, false, None), want, "{w}x{h}");
-        }
-        // A crowded engine (no overlap place) runs VIF first above 960x540.
+        let motion = First {
+            motion: true,
+            ..First::default()
+        };
+        let vif_motion = First {
+            vif: true,
+            motion: true,
+            ..First::default()
+        };
         for (w, h, want) in [
             (576, 324, First::default()),
             (960, 540, First::default()),
-            (1280, 720, vif),
-            (1920, 1080, vif),
-            (3840, 2160, vif),
+            (1280, 720, motion),
+            (1920, 1080, motion),
+            (2560, 1440, motion),
+            (3840, 2160, vif_motion),
+        ] {
+            assert_eq!(first_features(w * h, false, None), want, "{w}x{h}");
+        }
+        // A crowded engine (no overlap place) also runs VIF first above 960x540.
+        for (w, h, want) in [
+            (576, 324, First::default()),
+            (960, 540, First::default()),
+            (1280, 720, vif_motion),
+            (1920, 1080, vif_motion),
+            (3840, 2160, vif_motion),
         ] {
             assert_eq!(first_features(w * h, true, None), want, "crowded {w}x{h}");
         }
