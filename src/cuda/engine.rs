@@ -693,17 +693,18 @@ pub struct GpuFeatures {
 /// in five runs, but a single 1080p 10-bit engine was 2.5% slower that way at stop 49.)
 /// `VMAFCUDA_PRIORITY` overrides the choice (see [`first_features`]).
 const VIF_FIRST_PIXELS: usize = 2560 * 1440;
-/// Frames above [`GRAPH_DEVICE_PIXELS`] also run motion first (with VIF where VIF goes first):
-/// the motion kernel waits on memory more than it computes, and started early its waits overlap
-/// the other features' work instead of ending the frame. Measured on an H200 (BENCHMARKS.md,
-/// 2026-11-29, stop 52; the kernels of stop 51), against the rules before it, alternated in
-/// three device calls: 1920x1080 10-bit device frames faster in nine rounds of nine (median
-/// 11,622 fps against 11,496), 8-bit in five of nine (median 12,805 against 12,675), 3840x2160
-/// (VIF and motion first against VIF alone) in four of five (3,565-3,613 against 3,490-3,580),
-/// 16 x 1920x1080 in two of two (12,296 / 12,264 against 12,222 / 12,197); 576x324 frames (plain
-/// launches) were slower with it (21,205 / 24,846 against 24,885 / 32,160 fps), so small frames
-/// keep equal priorities. (1280x720 and 2560x1440 were not measured.)
-const MOTION_FIRST_PIXELS: usize = GRAPH_DEVICE_PIXELS;
+/// Frames above this size also run motion first (with VIF where VIF goes first): the motion
+/// kernel waits on memory more than it computes, and started early its waits overlap the other
+/// features' work instead of ending the frame. Measured on an H200 (BENCHMARKS.md, 2026-11-29,
+/// stop 52; the kernels of stop 51), against the rules before it, alternated in four device
+/// calls: 1920x1080 10-bit device frames faster in nine rounds of nine (median 11,622 fps
+/// against 11,496), 8-bit in five of nine (median 12,805 against 12,675), 2560x1440 in three of
+/// three (7,449-7,530 against 7,418-7,478), 3840x2160 (VIF and motion first against VIF alone)
+/// in four of five (3,565-3,613 against 3,490-3,580), 16 x 1920x1080 in two of two (12,296 /
+/// 12,264 against 12,222 / 12,197). Smaller frames were slower with it: 1280x720 21,563-24,023
+/// against 23,649-24,489, 576x324 21,205 / 24,846 against 24,885 / 32,160; they keep equal
+/// priorities.
+const MOTION_FIRST_PIXELS: usize = 1280 * 720;
 
 /// Which features' streams the GPU schedules first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -1583,7 +1584,7 @@ mod tests {
     }
 
     #[test]
-    fn motion_first_above_540p_vif_above_1440p_or_when_crowded_unless_set() {
+    fn motion_first_above_720p_vif_above_1440p_or_when_crowded_unless_set() {
         let vif = First {
             vif: true,
             ..First::default()
@@ -1600,7 +1601,7 @@ mod tests {
         for (w, h, want) in [
             (576, 324, First::default()),
             (960, 540, First::default()),
-            (1280, 720, motion),
+            (1280, 720, First::default()),
             (1920, 1080, motion),
             (2560, 1440, motion),
             (3840, 2160, vif_motion),
@@ -1611,7 +1612,7 @@ mod tests {
         for (w, h, want) in [
             (576, 324, First::default()),
             (960, 540, First::default()),
-            (1280, 720, vif_motion),
+            (1280, 720, vif),
             (1920, 1080, vif_motion),
             (3840, 2160, vif_motion),
         ] {
