@@ -9,10 +9,11 @@
 #   scripts/gpu-bars.sh [VMAFCUDA_BINARY]     (default .gpu/bin.vmafcuda: scripts/gpu-check.sh
 #                                             build makes it; carry it to the device)
 #
-# Environment: BARS_ROUNDS (default 3; about 50 s a round on an H200); BARS_CASES (a space list
-# from: 1080p 1080p10 4k 576 16x1080p 64x576; default all); BARS_DRY=1 runs the script's own
-# logic on the CPU path with tiny frame counts (no bar is meaningful then: a check of the
-# script on a machine without a GPU).
+# Environment: BARS_ROUNDS (default 3; a round should take about a minute on an H200, estimated
+# from stop 52's device calls, not yet timed); BARS_CASES (a space list from: 1080p 1080p10 4k
+# 576 16x1080p 64x576; default all); BARS_DRY=1 runs the script's own logic on the CPU path
+# with tiny frame counts (no bar is meaningful then: a check of the script on a machine
+# without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-.gpu/bin.vmafcuda}
