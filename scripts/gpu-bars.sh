@@ -84,10 +84,12 @@ done
 if grep -q "^1080p10 " "$values" && grep -q "^1080p " "$values"; then
   echo
   echo "1080p 10-bit against 8-bit (bar: within 10%, i.e. a ratio of at least 0.900):"
+  # (An awk function: the ratio as a percentage behind, or ahead.)
+  gap='function gap(x) { return x <= 1 ? sprintf("%.1f%% behind", 100 * (1 - x)) : sprintf("%.1f%% ahead", 100 * (x - 1)) }'
   for r in $(seq 1 "$rounds"); do
     a=$(awk -v r="$r" '$1 == "1080p10" && $2 == r {print $3}' "$values")
     b=$(awk -v r="$r" '$1 == "1080p" && $2 == r {print $3}' "$values")
-    awk -v r="$r" -v a="$a" -v b="$b" 'BEGIN {if (a != "-" && b != "-" && b > 0) printf "  round %d: %.3f (%.1f%% behind)\n", r, a / b, 100 * (1 - a / b)}'
+    awk -v r="$r" -v a="$a" -v b="$b" 'BEGIN {if (a != "-" && b != "-" && b > 0) printf "  round %d: %.3f (%s)\n", r, a / b, gap(a / b)} '"$gap"''
   done
-  awk -v a="$(median 1080p10)" -v b="$(median 1080p)" 'BEGIN {if (b > 0) printf "  medians: %.3f (%.1f%% behind): %s\n", a / b, 100 * (1 - a / b), (a / b >= 0.9 ? "met" : "NOT met")}'
+  awk -v a="$(median 1080p10)" -v b="$(median 1080p)" 'BEGIN {if (b > 0) printf "  medians: %.3f (%s): %s\n", a / b, gap(a / b), (a / b >= 0.9 ? "met" : "NOT met")} '"$gap"''
 fi
