@@ -1599,25 +1599,23 @@ mod tests {
             motion: true,
             ..First::default()
         };
-        for (w, h, want) in [
-            (576, 324, First::default()),
-            (960, 540, First::default()),
-            (1280, 720, First::default()),
-            (1920, 1080, motion),
-            (2560, 1440, motion),
-            (3840, 2160, vif_motion),
+        // Per size: an engine with an overlap place, and a crowded one (none left), which also
+        // runs VIF first above 960x540.
+        let none = First::default();
+        for (w, h, placed, crowded) in [
+            (576, 324, none, none),
+            (960, 540, none, none),
+            (1280, 720, none, vif),
+            (1920, 1080, motion, vif_motion),
+            (2560, 1440, motion, vif_motion),
+            (3840, 2160, vif_motion, vif_motion),
         ] {
-            assert_eq!(first_features(w * h, false, None), want, "{w}x{h}");
-        }
-        // A crowded engine (no overlap place) also runs VIF first above 960x540.
-        for (w, h, want) in [
-            (576, 324, First::default()),
-            (960, 540, First::default()),
-            (1280, 720, vif),
-            (1920, 1080, vif_motion),
-            (3840, 2160, vif_motion),
-        ] {
-            assert_eq!(first_features(w * h, true, None), want, "crowded {w}x{h}");
+            assert_eq!(first_features(w * h, false, None), placed, "{w}x{h}");
+            assert_eq!(
+                first_features(w * h, true, None),
+                crowded,
+                "crowded {w}x{h}"
+            );
         }
         let all = First {
             adm: true,
