@@ -60,8 +60,10 @@ done
 
 echo
 echo "case        median    range (rounds)          bar      verdict"
-median() { grep "^$1 " "$values" | awk '$3 != "-" {print $3}' | sort -g | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
-range() { grep "^$1 " "$values" | awk '$3 != "-" {print $3}' | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {if (NR) printf "%s-%s (%d)", lo, hi, NR}'; }
+# Case $1's measured values, ascending.
+sorted() { awk -v c="$1" '$1 == c && $3 != "-" {print $3}' "$values" | sort -g; }
+median() { sorted "$1" | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+range() { sorted "$1" | awk 'NR == 1 {lo = $1} {hi = $1} END {if (NR) printf "%s-%s (%d)", lo, hi, NR}'; }
 for c in 1080p 1080p10 4k 576 pinned 16x1080p 64x576; do
   grep -q "^$c " "$values" || continue
   case $c in
