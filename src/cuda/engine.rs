@@ -801,8 +801,7 @@ impl GpuFeatures {
         // small frames as plain launches (see OVERLAPPING_ENGINES). Above GRAPH_DEVICE_PIXELS
         // it keeps graphs for uploaded frames (one after another) and plain launches for
         // frames in device memory, as before overlapping reached those sizes.
-        let graphs =
-            graphs && !(small && could_overlap && ticket.is_none() && graph_use == GraphUse::Auto);
+        let graphs = graphs && !(small && crowded && graph_use == GraphUse::Auto);
         let lane_slots = lane_slots(w * h, std::env::var("VMAFCUDA_LANES").ok().as_deref());
         let lanes = match ticket {
             Some(ticket) => {
