@@ -1029,6 +1029,46 @@ extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS) adm_mask1
     mask<int32_t, false>(m, blockIdx.x, blockIdx.y, sh);
 }
 
+// Two frames of one geometry in one launch (paired small frames, see src/cuda/engine.rs): the
+// grid's z = 0 computes the first frame with the arguments above, z = 1 the second with the
+// `_b` ones (its own pictures, scratch, state and results). The arguments stay in parameter
+// memory (__grid_constant__): each block reads its frame's through a reference.
+#define ADM_PICK(a, b) (blockIdx.z == 0 ? (a) : (b))
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
+adm_dwt0_u8_x2(const __grid_constant__ DwtArgs a, const __grid_constant__ DwtArgs a_b) {
+    __shared__ DwtShared sh;
+    dwt<uint8_t, int16_t, true>(ADM_PICK(a, a_b), blockIdx.x, blockIdx.y, sh);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
+adm_dwt0_u16_x2(const __grid_constant__ DwtArgs a, const __grid_constant__ DwtArgs a_b) {
+    __shared__ DwtShared sh;
+    dwt<uint16_t, int16_t, true>(ADM_PICK(a, a_b), blockIdx.x, blockIdx.y, sh);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
+adm_mask0_dwt1_x2(const __grid_constant__ MaskArgs m, const __grid_constant__ DwtArgs a,
+                  int mask_blocks, int dwt_tiles_x, const __grid_constant__ MaskArgs m_b,
+                  const __grid_constant__ DwtArgs a_b) {
+    mask_and_dwt<int16_t, true, int16_t>(ADM_PICK(m, m_b), ADM_PICK(a, a_b), mask_blocks,
+                                         dwt_tiles_x);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
+adm_mask123_dwt23_x2(const __grid_constant__ MaskArgs m, const __grid_constant__ DwtArgs a,
+                     int mask_blocks, int dwt_tiles_x, const __grid_constant__ MaskArgs m_b,
+                     const __grid_constant__ DwtArgs a_b) {
+    mask_and_dwt<int32_t, false, int32_t>(ADM_PICK(m, m_b), ADM_PICK(a, a_b), mask_blocks,
+                                          dwt_tiles_x);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, ADM_MIN_BLOCKS)
+adm_mask123_x2(const __grid_constant__ MaskArgs m, const __grid_constant__ MaskArgs m_b) {
+    __shared__ MaskShared sh;
+    mask<int32_t, false>(ADM_PICK(m, m_b), blockIdx.x, blockIdx.y, sh);
+}
+
 // kRecip, one thread per entry (AdmKernels::load launches it once, and waits for it).
 extern "C" __global__ void __launch_bounds__(kThreads) adm_fill_recip() {
     const int m = blockIdx.x * blockDim.x + threadIdx.x;

@@ -612,6 +612,30 @@ extern "C" __global__ void __maxnreg__(32) motion_tiles_u16(MOTION_ARGS) {
     tiles::motion_tile<uint16_t>(MOTION_PASS);
 }
 
+// Two frames of one geometry in one launch (paired small frames, see src/cuda/engine.rs): the
+// grid's z = 0 computes the first with the arguments above, z = 1 the second with the `_b`
+// ones. The engine passes the second frame's `prev` as the first frame's own picture
+// (LSB-aligned: it pairs only unshifted pictures) and gives the first frame a `store` of its
+// own that nothing reads, so the two halves share no memory they write.
+#define MOTION_ARGS_B                                                                      \
+    const uint8_t *__restrict__ prev_b, size_t prev_pitch_b, const uint8_t *__restrict__ cur_b, \
+        size_t cur_pitch_b, uint8_t *__restrict__ store_b, size_t store_pitch_b, int compute_b,  \
+        unsigned long long *__restrict__ state_b, unsigned long long *__restrict__ result_b
+#define MOTION_SELECT_B                                                       \
+    if (blockIdx.z != 0) {                                                    \
+        prev = prev_b, prev_pitch = prev_pitch_b, cur = cur_b;               \
+        cur_pitch = cur_pitch_b, store = store_b, store_pitch = store_pitch_b; \
+        compute = compute_b, state = state_b, result = result_b;             \
+    }
+extern "C" __global__ void __maxnreg__(32) motion_tiles_u8_x2(MOTION_ARGS, MOTION_ARGS_B) {
+    MOTION_SELECT_B
+    tiles::motion_tile<uint8_t>(MOTION_PASS);
+}
+extern "C" __global__ void __maxnreg__(32) motion_tiles_u16_x2(MOTION_ARGS, MOTION_ARGS_B) {
+    MOTION_SELECT_B
+    tiles::motion_tile<uint16_t>(MOTION_PASS);
+}
+
 // Strips. Grid: (ceil(width / 120), ceil(height / 32)), 32x4 threads (u16: 32x8).
 extern "C" __global__ void __launch_bounds__(strips::Shape<uint8_t>::kThreads)
     motion_strips_u8(MOTION_ARGS) {

@@ -1469,32 +1469,64 @@ extern "C" __global__ void __launch_bounds__(kSmallThreads) vif_scale3(VIF_SCALE
         next_ref, next_dis, state);
 }
 
-extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale0_u8_fine(VIF_SCALE_PARAMS) {
+__device__ __forceinline__ void vif_scale0_u8_fine_body(VIF_SCALE_PARAMS) {
     vif_scale<0, uint8_t, true, true, kSmallW, kSmallH, 2, 1>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 8, 0, 8, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
-extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale0_u16_fine(VIF_SCALE_PARAMS) {
+__device__ __forceinline__ void vif_scale0_u16_fine_body(VIF_SCALE_PARAMS) {
     vif_scale<0, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, (int)bpc, 2 * ((int)bpc - 8), (int)bpc,
         (int)ref_shift, (int)dis_shift, gain_limit, table, next_ref, next_dis, state);
 }
 
-extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale1_fine(VIF_SCALE_PARAMS) {
+__device__ __forceinline__ void vif_scale1_fine_body(VIF_SCALE_PARAMS) {
     vif_scale<1, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
-extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale2_fine(VIF_SCALE_PARAMS) {
+__device__ __forceinline__ void vif_scale2_fine_body(VIF_SCALE_PARAMS) {
     vif_scale<2, uint16_t, false, true, kSmallW, kSmallH, 2, 1>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
 
-extern "C" __global__ void __launch_bounds__(kFineThreads) vif_scale3_fine(VIF_SCALE_PARAMS) {
+__device__ __forceinline__ void vif_scale3_fine_body(VIF_SCALE_PARAMS) {
     vif_scale<3, uint16_t, false, false, kSmallW, kSmallH, 2, 1>(
         ref, ref_pitch, dis, dis_pitch, (int)width, (int)height, 16, 16, 16, 0, 0, gain_limit, table,
         next_ref, next_dis, state);
 }
+
+// The latency kernels' entry points: one frame (a grid one deep), and `name_x2`, two frames of
+// one geometry in one launch (paired small frames, see src/cuda/engine.rs): the grid's z = 0
+// computes the first frame with the arguments above, z = 1 the second with the `_b` ones (its
+// own pictures, next-scale planes and state).
+#define VIF_PARAMS_B                                                                          \
+    const uint8_t *__restrict__ ref_b, size_t ref_pitch_b, const uint8_t *__restrict__ dis_b, \
+        size_t dis_pitch_b, unsigned ref_shift_b, unsigned dis_shift_b,                      \
+        uint16_t *__restrict__ next_ref_b, uint16_t *__restrict__ next_dis_b,                 \
+        unsigned long long *__restrict__ state_b
+#define VIF_SCALE_PASS                                                                      \
+    ref, ref_pitch, dis, dis_pitch, width, height, bpc, ref_shift, dis_shift, gain_limit, \
+        table, next_ref, next_dis, state
+#define VIF_FINE_ENTRIES(name)                                                          \
+    extern "C" __global__ void __launch_bounds__(kFineThreads) name(VIF_SCALE_PARAMS) { \
+        name##_body(VIF_SCALE_PASS);                                                    \
+    }                                                                                   \
+    extern "C" __global__ void __launch_bounds__(kFineThreads)                          \
+        name##_x2(VIF_SCALE_PARAMS, VIF_PARAMS_B) {                                     \
+        if (blockIdx.z != 0) {                                                          \
+            ref = ref_b, ref_pitch = ref_pitch_b, dis = dis_b, dis_pitch = dis_pitch_b; \
+            ref_shift = ref_shift_b, dis_shift = dis_shift_b;                           \
+            next_ref = next_ref_b, next_dis = next_dis_b, state = state_b;              \
+        }                                                                               \
+        name##_body(VIF_SCALE_PASS);                                                    \
+    }
+
+VIF_FINE_ENTRIES(vif_scale0_u8_fine)
+VIF_FINE_ENTRIES(vif_scale0_u16_fine)
+VIF_FINE_ENTRIES(vif_scale1_fine)
+VIF_FINE_ENTRIES(vif_scale2_fine)
+VIF_FINE_ENTRIES(vif_scale3_fine)

@@ -154,8 +154,9 @@ fn field_bits(s: &AdmScores) -> [(&'static str, f64); 7] {
 }
 
 /// Scores a sequence of pairs of one geometry on the GPU (two result slots, two frames in
-/// flight at a time) and on the CPU, and asserts identical integer sums and scores.
-fn check_sequence(g: &Gpu, label: &str, frames: &[Pair], gain: f64, pitch: Pitch) {
+/// flight at a time) and on the CPU, and asserts identical integer sums and scores; where the
+/// geometry allows, also two frames at a time in one launch (returns whether it did).
+fn check_sequence(g: &Gpu, label: &str, frames: &[Pair], gain: f64, pitch: Pitch) -> bool {
     let (w, h, bpc) = (frames[0].w, frames[0].h, frames[0].bpc);
     let mut gpu = GpuAdm::new(&g.ctx, g.kernels.clone(), w, h, bpc, gain, 2).expect("GpuAdm");
     let mut cpu = AdmExtractor::new(w, h, bpc, gain);
@@ -193,11 +194,34 @@ fn check_sequence(g: &Gpu, label: &str, frames: &[Pair], gain: f64, pitch: Pitch
             }
         }
     }
+    // The same frames two at a time through two instances (GpuAdm::enqueue_pair), where the
+    // geometry allows pairs: the same sums as frame by frame.
+    let pairable = gpu.pairable();
     drop(gpu);
+    if pairable {
+        let mut first = GpuAdm::new(&g.ctx, g.kernels.clone(), w, h, bpc, gain, 1).expect("GpuAdm");
+        let mut second =
+            GpuAdm::new(&g.ctx, g.kernels.clone(), w, h, bpc, gain, 1).expect("GpuAdm");
+        let mut cpu_sums = AdmExtractor::new(w, h, bpc, gain);
+        for (chunk, dev_chunk) in frames.chunks_exact(2).zip(dev.chunks_exact(2)) {
+            let planes = [0, 1].map(|k| (&dev_chunk[k].0.plane, &dev_chunk[k].1.plane));
+            // SAFETY: as above.
+            unsafe { GpuAdm::enqueue_pair(&mut first, &mut second, &g.stream, planes, (0, 0)) }
+                .expect("enqueue_pair");
+            g.stream.synchronize().expect("sync");
+            for (adm, f) in [&first, &second].into_iter().zip(chunk) {
+                let (rs, ds) = (Store::new(&f.r, bpc), Store::new(&f.d, bpc));
+                let want = cpu_sums.extract_sums(&rs.plane(w, h, bpc), &ds.plane(w, h, bpc));
+                assert_eq!(adm.sums(0), want, "{label}: integer sums of a pair");
+            }
+        }
+    }
     eprintln!(
-        "{label}: {} frames {w}x{h} {bpc}-bit gain {gain} identical",
-        frames.len()
+        "{label}: {} frames {w}x{h} {bpc}-bit gain {gain} identical{}",
+        frames.len(),
+        if pairable { ", also in pairs" } else { "" }
     );
+    pairable && frames.len() >= 2
 }
 
 /// The first `n` frames of a corpus pair (`<ref>__<distortion>`).
@@ -241,6 +265,7 @@ fn gpu_adm_equals_cpu_on_corpus_clips() {
     let Some(_gpu) = gpu() else { return };
     {
         let g = Gpu::new();
+        let mut paired = Vec::new();
         for (pair, n, gains) in [
             ("s_astronaut_576x324__x264_crf28", 3, &[100.0, 1.0][..]),
             // odd size: the scale-0 DWT reads past its rows (state across frames)
@@ -251,9 +276,17 @@ fn gpu_adm_equals_cpu_on_corpus_clips() {
         ] {
             let frames = corpus_pair(pair, n);
             for &gain in gains {
-                check_sequence(&g, pair, &frames, gain, Pitch::Aligned);
+                if check_sequence(&g, pair, &frames, gain, Pitch::Aligned) {
+                    paired.push(pair);
+                }
             }
         }
+        // The engine pairs the small clips' frames (576x324, 176x144): the pair path ran.
+        assert!(
+            paired.contains(&"s_astronaut_576x324__x264_crf28")
+                && paired.contains(&"s_rocket_176x144__x264_crf32"),
+            "paired: {paired:?}"
+        );
     }
     assert_no_live_resources("after teardown");
 }

@@ -43,6 +43,74 @@ fn compare(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_at: Op
     for path in [MotionPath::Tiles, MotionPath::Strips] {
         compare_path(&format!("{label} {path:?}"), frames, restart_at, path);
     }
+    compare_pairs(&format!("{label} pairs"), frames, restart_at);
+}
+
+/// As [`compare_path`] on the tile kernels, the frames two at a time through
+/// `GpuMotion::enqueue_pair` (one at a time where a restart or the end leaves one alone), the
+/// pair's two planes of different pitches.
+fn compare_pairs(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_at: Option<usize>) {
+    let (w, h, bpc) = (frames[0].1, frames[0].2, frames[0].3);
+    let ctx = Context::primary(0).expect("context");
+    let stream = Stream::new(&ctx).expect("stream");
+    let kernels = MotionKernels::load(&ctx).expect("kernels");
+    let mut gpu =
+        GpuMotion::new(&ctx, kernels, w, h, bpc, 4, MotionPath::Tiles, true).expect("gpu motion");
+    let mut cpu = MotionExtractor::new(w, h, bpc);
+    let mut host = MotionExtractor::scores_only(w, h, bpc);
+    let bytes8: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| f.0.iter().map(|&v| v as u8).collect())
+        .collect();
+    let plane = |i: usize| Plane {
+        samples: if bpc == 8 {
+            Samples::U8(&bytes8[i])
+        } else {
+            Samples::U16(&frames[i].0)
+        },
+        width: w,
+        height: h,
+        stride: w,
+        bpc,
+    };
+    let mut i = 0;
+    while i < frames.len() {
+        if restart_at == Some(i) {
+            gpu.reset();
+            cpu = MotionExtractor::new(w, h, bpc);
+            host = MotionExtractor::scores_only(w, h, bpc);
+        }
+        let n = if i + 1 < frames.len() && restart_at != Some(i + 1) {
+            2
+        } else {
+            1
+        };
+        let devs: Vec<DevicePlaneBuf> = (i..i + n)
+            .map(|k| upload(&ctx, &stream, &plane(k), k % 2 == 1))
+            .collect();
+        let views: Vec<cuda::DevicePlane> = devs
+            .iter()
+            .map(|d| cuda::DevicePlane {
+                width: w,
+                ..d.plane()
+            })
+            .collect();
+        // SAFETY: our own planes, alive until the stream is synchronised below.
+        if n == 2 {
+            assert!(gpu.pairable([&views[0], &views[1]]), "{label}");
+            unsafe { gpu.enqueue_pair(&stream, [&views[0], &views[1]], (0, 1)) }.expect("pair");
+        } else {
+            unsafe { gpu.enqueue(&stream, &views[0], 0) }.expect("enqueue");
+        }
+        stream.synchronize().expect("sync");
+        for k in 0..n {
+            let expected = cpu.push(&plane(i + k));
+            let got = host.push_sum(gpu.sum(k).expect("sum"));
+            assert_eq!(got, expected, "{label} frame {}", i + k);
+        }
+        i += n;
+    }
+    assert_eq!(host.flush(), cpu.flush(), "{label} flush");
 }
 
 fn compare_path(
@@ -55,7 +123,7 @@ fn compare_path(
     let ctx = Context::primary(0).expect("context");
     let stream = Stream::new(&ctx).expect("stream");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
-    let mut gpu = GpuMotion::new(&ctx, kernels, w, h, bpc, 2, path).expect("gpu motion");
+    let mut gpu = GpuMotion::new(&ctx, kernels, w, h, bpc, 2, path, false).expect("gpu motion");
     let mut cpu = MotionExtractor::new(w, h, bpc);
     let mut host = MotionExtractor::scores_only(w, h, bpc);
     let bytes8: Vec<Vec<u8>> = frames
@@ -204,10 +272,21 @@ fn gpu_motion_rejects_bad_planes() {
     let Some(_g) = gpu() else { return };
     let ctx = Context::primary(0).expect("context");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
-    assert!(GpuMotion::new(&ctx, kernels.clone(), 64, 36, 7, 1, MotionPath::Tiles).is_err());
-    assert!(GpuMotion::new(&ctx, kernels.clone(), 0, 36, 8, 1, MotionPath::Tiles).is_err());
+    assert!(GpuMotion::new(
+        &ctx,
+        kernels.clone(),
+        64,
+        36,
+        7,
+        1,
+        MotionPath::Tiles,
+        false
+    )
+    .is_err());
+    assert!(GpuMotion::new(&ctx, kernels.clone(), 0, 36, 8, 1, MotionPath::Tiles, false).is_err());
     let stream = Stream::new(&ctx).expect("stream");
-    let mut m = GpuMotion::new(&ctx, kernels, 64, 36, 8, 1, MotionPath::Tiles).expect("motion");
+    let mut m =
+        GpuMotion::new(&ctx, kernels, 64, 36, 8, 1, MotionPath::Tiles, false).expect("motion");
     let other = DevicePlaneBuf::new(&ctx, 32, 36, 1).expect("plane");
     // SAFETY: a valid plane of this context; the call must refuse it before enqueuing.
     assert!(unsafe { m.enqueue(&stream, &other.plane(), 0) }.is_err());

@@ -347,9 +347,59 @@ fn check_pairs(pairs: &[Pair], extra: usize, offset: usize) {
                     want.scale
                 );
             }
+            if fine_below == Some(usize::MAX) {
+                check_in_pairs(&ctx, &kernels, &stream, &group, &device, gain);
+            }
         }
     }
     drop((stream, kernels, ctx));
+}
+
+/// The group's frames two at a time through two instances on the latency kernels
+/// (`GpuVif::enqueue_pair`): the CPU's doubles, as frame by frame.
+fn check_in_pairs(
+    ctx: &Context,
+    kernels: &VifKernels,
+    stream: &Stream,
+    group: &[&Pair],
+    device: &[DevicePair],
+    gain: f64,
+) {
+    let (w, h, bpc) = group[0].geometry();
+    let slots = group.len();
+    let new = || {
+        let mut vif = GpuVif::new(ctx, kernels.clone(), w, h, bpc, gain, slots).expect("GpuVif");
+        vif.set_fine_below(usize::MAX);
+        vif
+    };
+    let (mut first, mut second) = (new(), new());
+    assert!(
+        first.pairable(),
+        "{w}x{h}: every scale on the latency kernels"
+    );
+    for (k, d) in device.chunks_exact(2).enumerate() {
+        let frames = [0, 1].map(|j| (&d[j].reference, &d[j].distorted));
+        // SAFETY: our own planes, uploaded (synchronised), alive past the sync below.
+        unsafe {
+            GpuVif::enqueue_pair(&mut first, &mut second, stream, frames, (2 * k, 2 * k + 1))
+        }
+        .expect("enqueue_pair");
+    }
+    stream.synchronize().expect("sync");
+    for (slot, p) in group.iter().enumerate().take(2 * (group.len() / 2)) {
+        let vif = if slot % 2 == 0 { &first } else { &second };
+        let (got, want) = (vif.scores(slot), p.cpu(gain));
+        assert!(
+            got.scale
+                .iter()
+                .zip(&want.scale)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{} in a pair (gain limit {gain}): GPU {:?} CPU {:?}",
+            p.label,
+            got.scale,
+            want.scale
+        );
+    }
 }
 
 #[test]

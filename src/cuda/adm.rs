@@ -64,6 +64,12 @@ pub struct AdmKernels {
     mask123_dwt23: Function,
     mask123: Function,
     fill_oob: Function,
+    /// The same kernels for two frames in one launch ([`GpuAdm::enqueue_pair`]).
+    dwt0_u8_x2: Function,
+    dwt0_u16_x2: Function,
+    mask0_dwt1_x2: Function,
+    mask123_dwt23_x2: Function,
+    mask123_x2: Function,
     module: Module,
 }
 
@@ -91,6 +97,11 @@ impl AdmKernels {
             mask123_dwt23: module.function("adm_mask123_dwt23")?,
             mask123: module.function("adm_mask123")?,
             fill_oob: module.function("adm_fill_oob")?,
+            dwt0_u8_x2: module.function("adm_dwt0_u8_x2")?,
+            dwt0_u16_x2: module.function("adm_dwt0_u16_x2")?,
+            mask0_dwt1_x2: module.function("adm_mask0_dwt1_x2")?,
+            mask123_dwt23_x2: module.function("adm_mask123_dwt23_x2")?,
+            mask123_x2: module.function("adm_mask123_x2")?,
             module,
         })
     }
@@ -521,6 +532,58 @@ impl GpuAdm {
         distorted: &DevicePlane,
         slot: usize,
     ) -> CudaResult<()> {
+        self.prepare(stream, reference, distorted, slot)?;
+        // SAFETY: forwarded from this function's contract; prepared above.
+        unsafe { launch(&[&*self], stream) }?;
+        self.finish(stream, slot)
+    }
+
+    /// [`GpuAdm::enqueue`] of two frames of one geometry in one set of launches (each kernel's
+    /// grid two deep, [`pairable`](GpuAdm::pairable)): `first`'s planes through `first` into
+    /// its `slots.0`, `second`'s through `second` into its `slots.1`.
+    ///
+    /// # Safety
+    /// As [`GpuAdm::enqueue`], for both frames; `first` and `second` are distinct instances
+    /// (their scratch and state are the frames' own).
+    pub unsafe fn enqueue_pair(
+        first: &mut GpuAdm,
+        second: &mut GpuAdm,
+        stream: &Stream,
+        frames: [(&DevicePlane, &DevicePlane); 2],
+        slots: (usize, usize),
+    ) -> CudaResult<()> {
+        if !(first.pairable()
+            && second.pairable()
+            && (first.width, first.height, first.bpc) == (second.width, second.height, second.bpc))
+        {
+            return Err(CudaError::InvalidArgument(
+                "ADM: a pair needs two instances of one geometry without carried state".into(),
+            ));
+        }
+        first.prepare(stream, frames[0].0, frames[0].1, slots.0)?;
+        second.prepare(stream, frames[1].0, frames[1].1, slots.1)?;
+        // SAFETY: forwarded from this function's contract; both prepared above.
+        unsafe { launch(&[&*first, &*second], stream) }?;
+        first.finish(stream, slots.0)?;
+        second.finish(stream, slots.1)
+    }
+
+    /// Whether this geometry's frames can be paired ([`GpuAdm::enqueue_pair`]): no word of
+    /// state carried from frame to frame and no out-of-bounds row launch (pictures of 17..32
+    /// rows).
+    pub fn pairable(&self) -> bool {
+        !self.carries_state() && self.oob.is_none()
+    }
+
+    /// Checks a frame's planes and slot and points the plans at them (the first step of an
+    /// enqueue).
+    fn prepare(
+        &mut self,
+        stream: &Stream,
+        reference: &DevicePlane,
+        distorted: &DevicePlane,
+        slot: usize,
+    ) -> CudaResult<()> {
         if slot >= self.slots.len() {
             return Err(CudaError::InvalidArgument(format!(
                 "ADM slot {slot} of {}",
@@ -555,83 +618,25 @@ impl GpuAdm {
         if !self.captured {
             self.done[slot].synchronize()?;
         }
-        let block = (TILE_X as u32, TILE_Y as u32, 1);
-        let cfg = |grid| LaunchConfig {
-            grid,
-            block,
-            shared_bytes: 0,
-        };
-        // Launches: dwt0, then (scale-3 oob row), then mask s fused with dwt s+1, mask 3.
-        {
-            let plan = &mut self.plans[0];
-            plan.dwt.reference = reference.ptr;
-            plan.dwt.distorted = distorted.ptr;
-            plan.dwt.ref_pitch = reference.pitch as u64;
-            plan.dwt.dis_pitch = distorted.pitch as u64;
-            plan.dwt.ref_shift = reference.shift as i32;
-            plan.dwt.dis_shift = distorted.shift as i32;
-        }
-        let dwt0 = if self.bpc == 8 {
-            &self.kernels.dwt0_u8
-        } else {
-            &self.kernels.dwt0_u16
-        };
-        let plan0 = &self.plans[0];
-        // SAFETY: the argument is adm.cu's DwtArgs (repr(C) mirror, passed by value); its
-        // pointers are our scratch (alive as long as self, and Drop waits for queued work) and
-        // the caller's planes (valid per this function's contract), all accessed within the
-        // sizes computed in `new`.
-        unsafe { dwt0.launch(stream, cfg(plan0.dwt_grid), &[arg(&plan0.dwt)]) }?;
-        if let Some(oob) = &self.oob {
-            let args = [
-                arg(&plan0.mask),
-                arg(&oob.row),
-                arg(&oob.csf_x0),
-                arg(&oob.csf_x1),
-                arg(&oob.n),
-                arg(&oob.out),
-            ];
-            let grid = blocks(oob.n as usize, TILE_X * TILE_Y)?;
-            // SAFETY: (MaskArgs, int, int, int, int, unsigned long long) as declared in adm.cu;
-            // reads the scale-0 bands written above, `out` holds n <= w0 words of our state.
-            unsafe {
-                self.kernels.fill_oob.launch(
-                    stream,
-                    LaunchConfig::linear(grid, (TILE_X * TILE_Y) as u32),
-                    &args,
-                )
-            }?;
-        }
-        for s in 0..3 {
-            let (mask, next) = (&self.plans[s], &self.plans[s + 1]);
-            let (grid, mask_blocks, dwt_tiles_x) = &self.fused[s];
-            let args = [
-                arg(&mask.mask),
-                arg(&next.dwt),
-                arg(mask_blocks),
-                arg(dwt_tiles_x),
-            ];
-            let kernel = if s == 0 {
-                &self.kernels.mask0_dwt1
-            } else {
-                &self.kernels.mask123_dwt23
-            };
-            // SAFETY: (MaskArgs, DwtArgs, int, int) as declared in adm.cu; as above.
-            unsafe { kernel.launch(stream, cfg(*grid), &args) }?;
-        }
-        let slot_device = self.slot_device[slot];
-        self.plans[3].mask.result = slot_device.unwrap_or(0);
-        let plan3 = &self.plans[3];
-        // SAFETY: MaskArgs as declared in adm.cu; as above. The last masking kernel completes
-        // the frame's results (each row's last warp adds the row to them) and, given the slot's
-        // device address, writes them into the slot's 288 bytes (pinned, alive until the slot's
-        // event completed: Drop waits for it; enqueue waited for the slot's previous use).
-        unsafe {
-            self.kernels
-                .mask123
-                .launch(stream, cfg(plan3.mask_grid), &[arg(&plan3.mask)])
-        }?;
-        if slot_device.is_none() {
+        let plan = &mut self.plans[0];
+        plan.dwt.reference = reference.ptr;
+        plan.dwt.distorted = distorted.ptr;
+        plan.dwt.ref_pitch = reference.pitch as u64;
+        plan.dwt.dis_pitch = distorted.pitch as u64;
+        plan.dwt.ref_shift = reference.shift as i32;
+        plan.dwt.dis_shift = distorted.shift as i32;
+        // The last masking kernel completes the frame's results (each row's last warp adds the
+        // row to them) and, given the slot's device address, writes them into the slot's 288
+        // bytes (pinned, alive until the slot's event completed: Drop waits for it; prepare
+        // waited for the slot's previous use).
+        self.plans[3].mask.result = self.slot_device[slot].unwrap_or(0);
+        Ok(())
+    }
+
+    /// After the launches: the results' copy where the kernel could not write them into the
+    /// slot, and the slot's event.
+    fn finish(&mut self, stream: &Stream, slot: usize) -> CudaResult<()> {
+        if self.slot_device[slot].is_none() {
             let bytes = 4 * SUMS * 8;
             let dst = self.slots[slot].as_mut_ptr();
             // SAFETY: our 288-byte result buffer into the slot's 288-byte pinned buffer; both
@@ -678,6 +683,91 @@ impl GpuAdm {
     /// After the stream work of `slot` completed: identical to `AdmExtractor::extract`.
     pub fn scores(&self, slot: usize) -> AdmScores {
         self.geometry.scores(&self.sums(slot))
+    }
+}
+
+/// `x2` for a pair, else `single`.
+fn pick<'f>(pair: bool, single: &'f Function, x2: &'f Function) -> &'f Function {
+    if pair {
+        x2
+    } else {
+        single
+    }
+}
+
+/// The kernels of one frame (`adms` of one element) or of a pair (two, each kernel's grid two
+/// deep, the `_x2` kernels: each argument set once per frame), all plans prepared: dwt0, then
+/// (scale-3 oob row), then mask s fused with dwt s + 1, mask 3.
+///
+/// # Safety
+/// As [`GpuAdm::enqueue`]; a pair has no oob row ([`GpuAdm::pairable`]).
+unsafe fn launch(adms: &[&GpuAdm], stream: &Stream) -> CudaResult<()> {
+    let a = adms[0];
+    let pair = adms.len() == 2;
+    let k = &a.kernels;
+    let depth = adms.len() as u32;
+    let cfg = |(x, y, _): (u32, u32, u32)| LaunchConfig {
+        grid: (x, y, depth),
+        block: (TILE_X as u32, TILE_Y as u32, 1),
+        shared_bytes: 0,
+    };
+    let dwt0 = if a.bpc == 8 {
+        pick(pair, &k.dwt0_u8, &k.dwt0_u8_x2)
+    } else {
+        pick(pair, &k.dwt0_u16, &k.dwt0_u16_x2)
+    };
+    let dwt0_args: Vec<_> = adms.iter().map(|g| arg(&g.plans[0].dwt)).collect();
+    // SAFETY: the argument is adm.cu's DwtArgs (repr(C) mirror, passed by value), once per
+    // frame; its pointers are our scratch (alive as long as self, and Drop waits for queued
+    // work) and the caller's planes (valid per this function's contract), all accessed within
+    // the sizes computed in `new`.
+    unsafe { dwt0.launch(stream, cfg(a.plans[0].dwt_grid), &dwt0_args) }?;
+    if let Some(oob) = &a.oob {
+        let plan0 = &a.plans[0];
+        let args = [
+            arg(&plan0.mask),
+            arg(&oob.row),
+            arg(&oob.csf_x0),
+            arg(&oob.csf_x1),
+            arg(&oob.n),
+            arg(&oob.out),
+        ];
+        let grid = blocks(oob.n as usize, TILE_X * TILE_Y)?;
+        // SAFETY: (MaskArgs, int, int, int, int, unsigned long long) as declared in adm.cu;
+        // reads the scale-0 bands written above, `out` holds n <= w0 words of our state.
+        unsafe {
+            k.fill_oob.launch(
+                stream,
+                LaunchConfig::linear(grid, (TILE_X * TILE_Y) as u32),
+                &args,
+            )
+        }?;
+    }
+    for s in 0..3 {
+        let (grid, mask_blocks, dwt_tiles_x) = &a.fused[s];
+        let mut args = Vec::with_capacity(6);
+        for (i, g) in adms.iter().enumerate() {
+            args.push(arg(&g.plans[s].mask));
+            args.push(arg(&g.plans[s + 1].dwt));
+            if i == 0 {
+                args.push(arg(mask_blocks));
+                args.push(arg(dwt_tiles_x));
+            }
+        }
+        let kernel = if s == 0 {
+            pick(pair, &k.mask0_dwt1, &k.mask0_dwt1_x2)
+        } else {
+            pick(pair, &k.mask123_dwt23, &k.mask123_dwt23_x2)
+        };
+        // SAFETY: (MaskArgs, DwtArgs, int, int), then for a pair the second frame's (MaskArgs,
+        // DwtArgs), as declared in adm.cu; as above.
+        unsafe { kernel.launch(stream, cfg(*grid), &args) }?;
+    }
+    let args: Vec<_> = adms.iter().map(|g| arg(&g.plans[3].mask)).collect();
+    // SAFETY: MaskArgs (per frame) as declared in adm.cu; as above; `result` is the slot's
+    // pinned result or 0 (prepare).
+    unsafe {
+        pick(pair, &k.mask123, &k.mask123_x2).launch(stream, cfg(a.plans[3].mask_grid), &args)
     }
 }
 

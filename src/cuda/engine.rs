@@ -399,6 +399,28 @@ pub struct GpuFrame {
     pub motion_sum: Option<u64>,
 }
 
+/// A frame's pictures on their way to the GPU ([`GpuFeatures::frame_work`]).
+struct FrameWork<'p> {
+    slot: usize,
+    reference: &'p DevicePicture,
+    distorted: &'p DevicePicture,
+    /// PSNR's chroma plane pairs (see [`chroma_pairs`]).
+    chroma_pairs: Vec<(DevicePlane, DevicePlane, bool)>,
+}
+
+/// Two distinct elements of `v`, both mutable.
+fn two_of<T>(v: &mut [T], a: usize, b: usize) -> CudaResult<[&mut T; 2]> {
+    if a == b || a.max(b) >= v.len() {
+        return Err(CudaError::InvalidArgument(format!(
+            "copies {a} and {b} of {} for a pair",
+            v.len()
+        )));
+    }
+    let (low, high) = v.split_at_mut(a.max(b));
+    let (x, y) = (&mut low[a.min(b)], &mut high[0]);
+    Ok(if a < b { [x, y] } else { [y, x] })
+}
+
 /// What a slot holds while its frame is in flight.
 struct InFlight {
     slot: usize,
@@ -675,6 +697,35 @@ pub struct GpuFeatures {
     graphs: Option<Graphs>,
     /// Graphs run their kernels at their capture streams' priorities ([`First::any`]).
     node_priority: bool,
+    /// Frames in device memory go to the GPU in pairs ([`pairs_wanted`]).
+    pairs: bool,
+    /// A pair's first frame, its slot claimed, waiting for the second (or for a flush:
+    /// [`GpuFeatures::flush_pending`]).
+    pending: Option<Pending>,
+}
+
+/// A frame held for pairing ([`GpuFeatures::pending`]).
+struct Pending {
+    slot: usize,
+    tag: usize,
+    reference: DevicePicture,
+    distorted: DevicePicture,
+}
+
+/// The largest frame whose device-resident frames go to the GPU in pairs: two frames in one
+/// graph, each kernel launched once for both (its grid two deep). A small frame's kernels leave
+/// most of the GPU idle, and its rate is set by how many launches and graphs the GPU and the
+/// host get through, not by its pixels: measured on an H200 (BENCHMARKS.md, 2026-11-29, stop
+/// 53), 176x144 and 576x324 frames ran at the same two rates (about 40,000 and 26,000 fps),
+/// and 576x324 graphs without any kernels at 67,000-72,000. Below this size every VIF scale
+/// runs its latency kernel, which has a paired entry (`*_fine_x2`). `VMAFCUDA_PAIRS=0` turns
+/// pairing off.
+const PAIR_PIXELS: usize = 300_000;
+
+/// Whether an engine pairs its frames: overlapping graphs ([`Lanes`]) of frames below
+/// [`PAIR_PIXELS`], unless `setting` (the value of `VMAFCUDA_PAIRS`) is `0`.
+fn pairs_wanted(lanes: bool, pixels: usize, setting: Option<&str>) -> bool {
+    lanes && pixels < PAIR_PIXELS && setting.map(str::trim) != Some("0")
 }
 
 /// Frames above this size run VIF's work first: its stream (and the VIF kernels of overlapping
@@ -802,7 +853,18 @@ impl GpuFeatures {
         // it keeps graphs for uploaded frames (one after another) and plain launches for
         // frames in device memory, as before overlapping reached those sizes.
         let graphs = graphs && !(small && crowded && graph_use == GraphUse::Auto);
-        let lane_slots = lane_slots(w * h, std::env::var("VMAFCUDA_LANES").ok().as_deref());
+        let pairs = pairs_wanted(
+            ticket.is_some() && graphs,
+            w * h,
+            std::env::var("VMAFCUDA_PAIRS").ok().as_deref(),
+        ) && adm[0].iter().all(GpuAdm::pairable)
+            && vif[0].iter().all(GpuVif::pairable);
+        // Pairs take two slots each: four, two pairs in flight.
+        let lane_slots = if pairs {
+            SLOTS
+        } else {
+            lane_slots(w * h, std::env::var("VMAFCUDA_LANES").ok().as_deref())
+        };
         let lanes = match ticket {
             Some(ticket) => {
                 for _ in 1..lane_slots {
@@ -820,7 +882,7 @@ impl GpuFeatures {
             None => None,
         };
         let path = MotionPath::for_size(w, h);
-        let motion = GpuMotion::new(ctx, kernels.motion.clone(), w, h, bpc, SLOTS, path)?;
+        let motion = GpuMotion::new(ctx, kernels.motion.clone(), w, h, bpc, SLOTS, path, pairs)?;
         let psnr = if plan.psnr {
             let blocks = super::psnr::MAX_BLOCKS.min(h as u32).max(1);
             Some(PsnrState {
@@ -885,6 +947,8 @@ impl GpuFeatures {
             slots,
             next_slot: 0,
             node_priority: first.any(),
+            pairs,
+            pending: None,
             graphs: if graphs {
                 Some(Graphs {
                     device_frames: graph_use == GraphUse::Always || small,
@@ -907,6 +971,8 @@ impl GpuFeatures {
     /// motion predecessor and ADM's carried scratch words are back to zero. Queued on the
     /// streams, so it is ordered after the last frame's work and before the next frame's.
     pub fn reset_session(&mut self) -> CudaResult<()> {
+        // A held frame belongs to the session that ends.
+        self.flush_pending()?;
         self.motion.reset();
         for adm in self.adm.iter_mut().flatten() {
             adm.reset(&self.stream)?;
@@ -930,6 +996,7 @@ impl GpuFeatures {
     /// Makes the main stream wait for everything queued so far on the other streams (the last
     /// frame's VIF, motion and PSNR): work queued on it afterwards comes after all of it.
     pub(super) fn join(&mut self) -> CudaResult<()> {
+        self.flush_pending()?;
         let slot = (self.next_slot + self.slots - 1) % self.slots;
         for (e, s) in [
             (&self.side_done[slot], &self.side),
@@ -959,9 +1026,10 @@ impl GpuFeatures {
         self.slots
     }
 
-    /// Frames submitted whose results have not been returned yet.
+    /// Frames submitted whose results have not been returned yet (a frame held for pairing
+    /// included).
     pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight.len() + usize::from(self.pending.is_some())
     }
 
     /// Queues a pair of host pictures (copied into pinned staging before this returns, so they
@@ -1169,8 +1237,29 @@ impl GpuFeatures {
         tag: usize,
     ) -> CudaResult<Vec<GpuFrame>> {
         let (slot, out) = self.claim_slot()?;
-        // SAFETY: forwarded from this function's contract.
-        let result = unsafe { self.enqueue(slot, tag, reference, distorted, false) };
+        // (Motion reads a pair's first picture as the second's previous one: unshifted only.)
+        let pair = self.pairs && self.motion.pairable([&reference.luma; 2]);
+        // SAFETY: forwarded from this function's contract (a held frame's planes stay valid
+        // until its result is returned, like those of a frame in flight).
+        let result = unsafe {
+            match (pair, self.pending.take()) {
+                (true, None) => {
+                    self.pending = Some(Pending {
+                        slot,
+                        tag,
+                        reference: *reference,
+                        distorted: *distorted,
+                    });
+                    self.next_slot = (slot + 1) % self.slots;
+                    Ok(())
+                }
+                (true, Some(first)) => self.enqueue_pair(first, slot, tag, reference, distorted),
+                (false, held) => {
+                    self.pending = held;
+                    self.enqueue(slot, tag, reference, distorted, false)
+                }
+            }
+        };
         if let Err(e) = result {
             self.abort();
             return Err(e);
@@ -1178,8 +1267,24 @@ impl GpuFeatures {
         Ok(out)
     }
 
+    /// Queues a frame held for pairing by itself (before a frame that is not paired, a new
+    /// session, or the collection of every frame).
+    fn flush_pending(&mut self) -> CudaResult<()> {
+        if let Some(p) = self.pending.take() {
+            // SAFETY: submit_device's contract: the held frame's planes are valid until its
+            // result is returned.
+            let result = unsafe { self.enqueue(p.slot, p.tag, &p.reference, &p.distorted, false) };
+            if let Err(e) = result {
+                self.abort();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// Waits for every frame in flight and returns their results, oldest first.
     pub fn drain(&mut self) -> CudaResult<Vec<GpuFrame>> {
+        self.flush_pending()?;
         let mut out = Vec::with_capacity(self.in_flight.len());
         while !self.in_flight.is_empty() {
             out.push(self.retire()?);
@@ -1208,6 +1313,7 @@ impl GpuFeatures {
             }
         }
         self.in_flight.clear();
+        self.pending = None;
         self.busy = None;
     }
 
@@ -1224,6 +1330,100 @@ impl GpuFeatures {
         distorted: &DevicePicture,
         uploaded: bool,
     ) -> CudaResult<()> {
+        // A frame held for pairing goes first, by itself.
+        self.flush_pending()?;
+        let work = self.frame_work(slot, reference, distorted)?;
+        let launch = launch_for(
+            LaunchCase {
+                graph_device_frames: self.graphs.as_ref().map(|g| g.device_frames),
+                lanes: self.lanes.is_some(),
+                small: self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS,
+                uploaded,
+            },
+            || Busy::alone(&self.busy),
+        );
+        self.handover(launch)?;
+        let graphs = if launch == Launch::Streams {
+            None
+        } else {
+            self.graphs.take()
+        };
+        let chroma_pixels = if let Some(mut graphs) = graphs {
+            if uploaded {
+                self.staged[slot].wait_in(self.launch_stream_of(slot, launch))?;
+                if launch == Launch::Overlapped {
+                    // Motion runs beside the graph, on the aux stream.
+                    self.staged[slot].wait_in(&self.aux)?;
+                }
+            }
+            // SAFETY: forwarded from this function's contract.
+            let launched = unsafe { self.enqueue_graph(&mut graphs, &[work], launch) };
+            self.graphs = Some(graphs);
+            launched?[0]
+        } else {
+            // Each stream orders its feature's frames (ADM's and VIF's scratch, motion's
+            // previous frame, a session reset of ADM on the main stream); the streams share
+            // nothing but the pictures, which host frames have to be uploaded into first.
+            if uploaded {
+                for s in [&self.stream, &self.side, &self.aux] {
+                    self.staged[slot].wait_in(s)?;
+                }
+            }
+            // SAFETY: forwarded from this function's contract.
+            let chroma_pixels = unsafe { self.queue_work(&[work], Launch::Streams) }?[0];
+            self.side_done[slot].record(&self.side)?;
+            self.aux_done[slot].record(&self.aux)?;
+            chroma_pixels
+        };
+        // A graph joins its streams back into the one it was launched on.
+        self.done[slot].record(self.launch_stream_of(slot, launch))?;
+        self.launched(slot, tag, chroma_pixels, launch);
+        Ok(())
+    }
+
+    /// Queues a held frame and the next one as a pair: one overlapping graph ([`PAIR_PIXELS`])
+    /// on the first's lane, each kernel launched once for both frames, motion beside it.
+    ///
+    /// # Safety
+    /// As [`GpuFeatures::submit_device`], for both frames; `slot` is free.
+    unsafe fn enqueue_pair(
+        &mut self,
+        first: Pending,
+        slot: usize,
+        tag: usize,
+        reference: &DevicePicture,
+        distorted: &DevicePicture,
+    ) -> CudaResult<()> {
+        let work = [
+            self.frame_work(first.slot, &first.reference, &first.distorted)?,
+            self.frame_work(slot, reference, distorted)?,
+        ];
+        let launch = Launch::Overlapped;
+        self.handover(launch)?;
+        let mut graphs = self
+            .graphs
+            .take()
+            .ok_or_else(|| CudaError::InvalidArgument("a pair of frames without graphs".into()))?;
+        // SAFETY: forwarded from this function's contract.
+        let launched = unsafe { self.enqueue_graph(&mut graphs, &work, launch) };
+        self.graphs = Some(graphs);
+        let chroma_pixels = launched?;
+        let on = self.launch_stream_of(first.slot, launch);
+        self.done[first.slot].record(on)?;
+        self.done[slot].record(on)?;
+        self.launched(first.slot, first.tag, chroma_pixels[0], launch);
+        self.launched(slot, tag, chroma_pixels[1], launch);
+        Ok(())
+    }
+
+    /// A frame's pictures checked against the engine's geometry, with their chroma plane pairs
+    /// for PSNR.
+    fn frame_work<'p>(
+        &self,
+        slot: usize,
+        reference: &'p DevicePicture,
+        distorted: &'p DevicePicture,
+    ) -> CudaResult<FrameWork<'p>> {
         let (w, h, bpc) = (self.plan.width, self.plan.height, self.plan.bpc);
         let bps = if bpc == 8 { 1 } else { 2 };
         for (what, p) in [("reference", reference), ("distorted", distorted)] {
@@ -1241,21 +1441,21 @@ impl GpuFeatures {
         } else {
             Vec::new()
         };
-        let launch = launch_for(
-            LaunchCase {
-                graph_device_frames: self.graphs.as_ref().map(|g| g.device_frames),
-                lanes: self.lanes.is_some(),
-                small: self.plan.width * self.plan.height <= GRAPH_DEVICE_PIXELS,
-                uploaded,
-            },
-            || Busy::alone(&self.busy),
-        );
+        Ok(FrameWork {
+            slot,
+            reference,
+            distorted,
+            chroma_pairs,
+        })
+    }
+
+    /// Before a frame launched as `launch`: each way orders the features' work differently (a
+    /// graph runs its VIF and motion/PSNR work in its launch stream's order, separate launches
+    /// on the side and aux streams; overlapping graphs run motion beside them): where one way
+    /// follows another, the features' scratch and motion's previous frame would be shared
+    /// unordered, so a barrier orders the streams.
+    fn handover(&mut self, launch: Launch) -> CudaResult<()> {
         if let Some(g) = &self.graphs {
-            // Each way orders the features' work differently (a graph runs its VIF and
-            // motion/PSNR work in its launch stream's order, separate launches on the side and
-            // aux streams; overlapping graphs run motion beside them): where one way follows
-            // another, the features' scratch and motion's previous frame would be shared
-            // unordered.
             if g.last_launch.is_some_and(|last| last != launch) {
                 barrier(&g.handover, &self.streams())?;
             }
@@ -1263,51 +1463,11 @@ impl GpuFeatures {
         if let Some(g) = &mut self.graphs {
             g.last_launch = Some(launch);
         }
-        let graphs = if launch == Launch::Streams {
-            None
-        } else {
-            self.graphs.take()
-        };
-        let chroma_pixels = if let Some(mut graphs) = graphs {
-            if uploaded {
-                self.staged[slot].wait_in(self.launch_stream_of(slot, launch))?;
-                if launch == Launch::Overlapped {
-                    // Motion runs beside the graph, on the aux stream.
-                    self.staged[slot].wait_in(&self.aux)?;
-                }
-            }
-            // SAFETY: forwarded from this function's contract.
-            let launched = unsafe {
-                self.enqueue_graph(
-                    &mut graphs,
-                    slot,
-                    reference,
-                    distorted,
-                    &chroma_pairs,
-                    launch,
-                )
-            };
-            self.graphs = Some(graphs);
-            launched?
-        } else {
-            // Each stream orders its feature's frames (ADM's and VIF's scratch, motion's
-            // previous frame, a session reset of ADM on the main stream); the streams share
-            // nothing but the pictures, which host frames have to be uploaded into first.
-            if uploaded {
-                for s in [&self.stream, &self.side, &self.aux] {
-                    self.staged[slot].wait_in(s)?;
-                }
-            }
-            // SAFETY: forwarded from this function's contract.
-            let chroma_pixels = unsafe {
-                self.queue_work(slot, reference, distorted, &chroma_pairs, Launch::Streams)
-            }?;
-            self.side_done[slot].record(&self.side)?;
-            self.aux_done[slot].record(&self.aux)?;
-            chroma_pixels
-        };
-        // A graph joins its streams back into the one it was launched on.
-        self.done[slot].record(self.launch_stream_of(slot, launch))?;
+        Ok(())
+    }
+
+    /// Records a queued frame as in flight.
+    fn launched(&mut self, slot: usize, tag: usize, chroma_pixels: Option<usize>, launch: Launch) {
         self.in_flight.push_back(InFlight {
             slot,
             tag,
@@ -1318,32 +1478,44 @@ impl GpuFeatures {
             self.busy = Some(Busy::take());
         }
         self.next_slot = (slot + 1) % self.slots;
-        Ok(())
     }
 
-    /// Captures the frame's work (fork, [`GpuFeatures::queue_work`], join), updates or makes
-    /// the slot's executable graph from it and launches that on the main stream, or for
-    /// [`Launch::Overlapped`] on the slot's lane after queuing motion on the aux stream. The
-    /// caller has made those streams wait for a host frame's upload. Returns the chroma pixel
-    /// count as `queue_work` does.
+    /// Captures the work of a frame, or of a pair ([`GpuFeatures::enqueue_pair`]: `work` holds
+    /// two frames, launched [`Launch::Overlapped`]): fork, [`GpuFeatures::queue_work`], join.
+    /// Updates or makes the first frame's slot's executable graph from it and launches that on
+    /// the main stream, or for [`Launch::Overlapped`] on the slot's lane after queuing motion
+    /// on the aux stream. The caller has made those streams wait for a host frame's upload.
+    /// Returns each frame's chroma pixel count as `queue_work` does.
     ///
     /// # Safety
     /// As [`GpuFeatures::enqueue`].
     unsafe fn enqueue_graph(
         &mut self,
         graphs: &mut Graphs,
-        slot: usize,
-        reference: &DevicePicture,
-        distorted: &DevicePicture,
-        chroma_pairs: &[(DevicePlane, DevicePlane, bool)],
+        work: &[FrameWork],
         launch: Launch,
-    ) -> CudaResult<Option<usize>> {
+    ) -> CudaResult<Vec<Option<usize>>> {
         let overlapped = launch == Launch::Overlapped;
+        let slot = work[0].slot;
         if overlapped && self.plan.motion {
             // Motion outside the graph, in frame order on the aux stream (see Lanes).
             // SAFETY: as in queue_work.
-            unsafe { self.motion.enqueue(&self.aux, &reference.luma, slot) }?;
-            self.aux_done[slot].record(&self.aux)?;
+            unsafe {
+                match work {
+                    [one] => self
+                        .motion
+                        .enqueue(&self.aux, &one.reference.luma, one.slot),
+                    [a, b] => self.motion.enqueue_pair(
+                        &self.aux,
+                        [&a.reference.luma, &b.reference.luma],
+                        (a.slot, b.slot),
+                    ),
+                    _ => Err(CudaError::InvalidArgument("one or two frames".into())),
+                }
+            }?;
+            for w in work {
+                self.aux_done[w.slot].record(&self.aux)?;
+            }
         }
         let on = self.launch_stream_of(slot, launch);
         let capture = Capture::begin(on)?;
@@ -1353,7 +1525,7 @@ impl GpuFeatures {
             graphs.fork.wait_in(&self.aux)?;
         }
         // SAFETY: forwarded from this function's contract.
-        let queued = unsafe { self.queue_work(slot, reference, distorted, chroma_pairs, launch) };
+        let queued = unsafe { self.queue_work(work, launch) };
         // Joined back even when queuing failed: a capture ends cleanly (and is thrown away
         // with the error) only once every stream that joined it has joined back.
         let on = self.launch_stream_of(slot, launch);
@@ -1401,90 +1573,132 @@ impl GpuFeatures {
         launch_stream(&self.lanes, &self.stream, slot, launch)
     }
 
-    /// Queues the frame's features: ADM on the main stream, VIF on the side stream, motion and
-    /// PSNR on the aux stream. For an overlapping graph ([`Launch::Overlapped`]): ADM on the
-    /// slot's lane, VIF and PSNR on the side stream, no motion (the caller queues it). Returns
-    /// the chroma pixel count when chroma PSNR is measured.
+    /// Queues the features of a frame, or of a pair (two frames in `work`, each kernel launched
+    /// once for both): ADM on the main stream, VIF on the side stream, motion and PSNR on the
+    /// aux stream. For an overlapping graph ([`Launch::Overlapped`]): ADM on the first frame's
+    /// lane, VIF and PSNR on the side stream, no motion (the caller queues it). Returns each
+    /// frame's chroma pixel count when chroma PSNR is measured.
     ///
     /// # Safety
     /// As [`GpuFeatures::enqueue`].
     unsafe fn queue_work(
         &mut self,
-        slot: usize,
-        reference: &DevicePicture,
-        distorted: &DevicePicture,
-        chroma_pairs: &[(DevicePlane, DevicePlane, bool)],
+        work: &[FrameWork],
         launch: Launch,
-    ) -> CudaResult<Option<usize>> {
-        let bpc = self.plan.bpc;
-        let (r, d) = (&reference.luma, &distorted.luma);
+    ) -> CudaResult<Vec<Option<usize>>> {
         let overlapped = launch == Launch::Overlapped;
-        let copy = self.copy_of(slot, launch);
         // (The fields, not launch_stream_of: self.adm is borrowed mutably below.)
-        let adm_stream = launch_stream(&self.lanes, &self.stream, slot, launch);
+        let adm_stream = launch_stream(&self.lanes, &self.stream, work[0].slot, launch);
         let aux = if overlapped { &self.side } else { &self.aux };
-        for adm in &mut self.adm[copy] {
-            // SAFETY: the planes stay valid until the slot's frame is collected (the caller's
-            // contract); the feature's slot is free (claim_slot), and so is the copy: its other
-            // slots' frames are ordered on the same stream, or collected (overlapping graphs).
-            unsafe { adm.enqueue(adm_stream, r, d, slot) }?;
+        match work {
+            [one] => {
+                let (r, d, slot) = (&one.reference.luma, &one.distorted.luma, one.slot);
+                let copy = self.copy_of(slot, launch);
+                for adm in &mut self.adm[copy] {
+                    // SAFETY: the planes stay valid until the slot's frame is collected (the
+                    // caller's contract); the feature's slot is free (claim_slot), and so is the
+                    // copy: its other slots' frames are ordered on the same stream, or collected
+                    // (overlapping graphs).
+                    unsafe { adm.enqueue(adm_stream, r, d, slot) }?;
+                }
+                for vif in &mut self.vif[copy] {
+                    // SAFETY: as above.
+                    unsafe { vif.enqueue(&self.side, r, d, slot) }?;
+                }
+                if self.plan.motion && !overlapped {
+                    // SAFETY: as above.
+                    unsafe { self.motion.enqueue(aux, r, slot) }?;
+                }
+            }
+            [a, b] => {
+                let frames = [
+                    (&a.reference.luma, &a.distorted.luma),
+                    (&b.reference.luma, &b.distorted.luma),
+                ];
+                let (ca, cb) = (self.copy_of(a.slot, launch), self.copy_of(b.slot, launch));
+                let [first_adm, second_adm] = two_of(&mut self.adm, ca, cb)?;
+                for (x, y) in first_adm.iter_mut().zip(second_adm.iter_mut()) {
+                    // SAFETY: as above, for both frames; each has its own copy of the scratch
+                    // (distinct slots of an overlapping engine).
+                    unsafe { GpuAdm::enqueue_pair(x, y, adm_stream, frames, (a.slot, b.slot)) }?;
+                }
+                let [first_vif, second_vif] = two_of(&mut self.vif, ca, cb)?;
+                for (x, y) in first_vif.iter_mut().zip(second_vif.iter_mut()) {
+                    // SAFETY: as above.
+                    unsafe { GpuVif::enqueue_pair(x, y, &self.side, frames, (a.slot, b.slot)) }?;
+                }
+            }
+            _ => return Err(CudaError::InvalidArgument("one or two frames".into())),
         }
-        for vif in &mut self.vif[copy] {
+        let mut chroma_pixels = Vec::with_capacity(work.len());
+        for w in work {
             // SAFETY: as above.
-            unsafe { vif.enqueue(&self.side, r, d, slot) }?;
+            chroma_pixels.push(unsafe { self.queue_psnr(w, overlapped) }?);
         }
-        if self.plan.motion && !overlapped {
-            // SAFETY: as above.
-            unsafe { self.motion.enqueue(aux, r, slot) }?;
-        }
+        Ok(chroma_pixels)
+    }
+
+    /// Queues a frame's PSNR, if measured (on the side stream in an overlapping graph, else on
+    /// the aux stream): luma, then the chroma of both pictures when
+    /// both have it (planar chroma is two plane pairs, interleaved chroma one pair read once for
+    /// both components). Returns the chroma pixel count when chroma is measured.
+    ///
+    /// # Safety
+    /// As [`GpuFeatures::enqueue`].
+    unsafe fn queue_psnr(
+        &mut self,
+        work: &FrameWork,
+        overlapped: bool,
+    ) -> CudaResult<Option<usize>> {
+        let aux = if overlapped { &self.side } else { &self.aux };
+        let Some(psnr) = &mut self.psnr else {
+            return Ok(None);
+        };
+        let (bpc, slot) = (self.plan.bpc, work.slot);
         let mut chroma_pixels = None;
-        if let Some(psnr) = &mut self.psnr {
-            // Luma, then the chroma of both pictures when both have it: planar chroma is two
-            // plane pairs, interleaved chroma one pair read once for both components.
-            let mut pairs = vec![(*r, *d, false)];
-            pairs.extend_from_slice(chroma_pairs);
-            if !chroma_pairs.is_empty() {
-                chroma_pixels = reference.chroma.map(|c| c.size().0 * c.size().1);
-            }
-            let blocks = psnr.blocks as usize;
-            let mut component = 0;
-            for (pr, pd, interleaved) in &pairs {
-                let components = if *interleaved { 2 } else { 1 };
-                let partial = psnr
-                    .partial
-                    .ptr_at(8 * blocks * (3 * slot + component), 8 * blocks * components)?;
-                let out = psnr
-                    .sse
-                    .ptr_at(8 * (3 * slot + component), 8 * components)?;
-                // SAFETY: planes valid per the caller; partial/out are this slot's slices of
-                // `components` sums each.
-                unsafe {
-                    self.kernels.psnr.enqueue_sse(
-                        aux,
-                        pr,
-                        pd,
-                        *interleaved,
-                        bpc,
-                        partial,
-                        psnr.blocks,
-                        out,
-                    )
-                }?;
-                component += components;
-            }
-            let n = component;
-            let src = psnr.sse.ptr_at(8 * 3 * slot, 8 * n)?;
-            // SAFETY: this slot's device results into this slot's pinned bytes; both alive
-            // until the streams are drained (field order).
+        let mut pairs = vec![(work.reference.luma, work.distorted.luma, false)];
+        pairs.extend_from_slice(&work.chroma_pairs);
+        if !work.chroma_pairs.is_empty() {
+            chroma_pixels = work.reference.chroma.map(|c| c.size().0 * c.size().1);
+        }
+        let blocks = psnr.blocks as usize;
+        let mut component = 0;
+        for (pr, pd, interleaved) in &pairs {
+            let components = if *interleaved { 2 } else { 1 };
+            let partial = psnr
+                .partial
+                .ptr_at(8 * blocks * (3 * slot + component), 8 * blocks * components)?;
+            let out = psnr
+                .sse
+                .ptr_at(8 * (3 * slot + component), 8 * components)?;
+            // SAFETY: planes valid per the caller; partial/out are this slot's slices of
+            // `components` sums each.
             unsafe {
-                dtoh_async(
-                    psnr.sse_host.as_mut_ptr().add(8 * 3 * slot),
-                    src,
-                    8 * n,
+                self.kernels.psnr.enqueue_sse(
                     aux,
+                    pr,
+                    pd,
+                    *interleaved,
+                    bpc,
+                    partial,
+                    psnr.blocks,
+                    out,
                 )
             }?;
+            component += components;
         }
+        let n = component;
+        let src = psnr.sse.ptr_at(8 * 3 * slot, 8 * n)?;
+        // SAFETY: this slot's device results into this slot's pinned bytes; both alive until
+        // the streams are drained (field order).
+        unsafe {
+            dtoh_async(
+                psnr.sse_host.as_mut_ptr().add(8 * 3 * slot),
+                src,
+                8 * n,
+                aux,
+            )
+        }?;
         Ok(chroma_pixels)
     }
 
@@ -1704,6 +1918,27 @@ mod tests {
                 true
             });
             assert_eq!(asked, asks, "{case:?}");
+        }
+    }
+
+    #[test]
+    fn frames_below_300000_pixels_pair_with_lanes_unless_set() {
+        for (lanes, pixels, setting, want) in [
+            (true, 176 * 144, None, true),
+            (true, 576 * 324, None, true),
+            (true, 299_999, None, true),
+            (true, 300_000, None, false),
+            (true, 960 * 540, None, false),
+            (false, 576 * 324, None, false),
+            (true, 576 * 324, Some("0"), false),
+            (true, 576 * 324, Some(" 0 "), false),
+            (true, 576 * 324, Some("1"), true),
+        ] {
+            assert_eq!(
+                pairs_wanted(lanes, pixels, setting),
+                want,
+                "lanes {lanes}, {pixels} pixels, {setting:?}"
+            );
         }
     }
 

@@ -69,6 +69,16 @@ impl MotionPath {
     }
 }
 
+/// A frame's own arguments of a motion kernel (see [`GpuMotion::frame_args`]).
+struct FrameArgs {
+    prev: DevicePlane,
+    cur: DevicePlane,
+    store: DevicePlane,
+    compute: i32,
+    state: u64,
+    result: u64,
+}
+
 /// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
 /// this could wrap it, which the kernel does not reproduce.
 pub const MAX_WIDTH: usize = (u32::MAX / 65535) as usize;
@@ -80,6 +90,9 @@ pub struct MotionKernels {
     tiles_u16: Function,
     strips_u8: Function,
     strips_u16: Function,
+    /// The tile kernels for two frames in one launch ([`GpuMotion::enqueue_pair`]).
+    tiles_u8_x2: Function,
+    tiles_u16_x2: Function,
     module: Module,
 }
 
@@ -91,6 +104,8 @@ impl MotionKernels {
             tiles_u16: module.function("motion_tiles_u16")?,
             strips_u8: module.function("motion_strips_u8")?,
             strips_u16: module.function("motion_strips_u16")?,
+            tiles_u8_x2: module.function("motion_tiles_u8_x2")?,
+            tiles_u16_x2: module.function("motion_tiles_u16_x2")?,
             module,
         })
     }
@@ -106,9 +121,13 @@ pub struct GpuMotion {
     prev: [DevicePlaneBuf; 2],
     /// Which of `prev` holds the previous frame.
     current: usize,
+    /// Where the first frame of a pair writes its samples, which nothing reads (the second
+    /// frame reads the first's picture itself): made with `pairs`.
+    spare: Option<DevicePlaneBuf>,
     /// Frames enqueued in this session.
     frames: usize,
-    /// The kernel's accumulator and block counter (two `u64`, zero between frames).
+    /// The kernel's accumulator and block counter (two `u64`, zero between frames), and a second
+    /// pair of them for a pair's second frame.
     state: DeviceBuffer,
     /// One `u64` sum per slot, written by the kernel through `host_device` (or into `results`
     /// and copied).
@@ -125,7 +144,9 @@ pub struct GpuMotion {
 
 impl GpuMotion {
     /// Motion of `width` x `height` pictures on `path`'s kernels (engines take
-    /// [`MotionPath::for_size`]).
+    /// [`MotionPath::for_size`]); `pairs`: frames may also come in pairs
+    /// ([`GpuMotion::enqueue_pair`], on the tile kernels).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: &Context,
         kernels: MotionKernels,
@@ -134,6 +155,7 @@ impl GpuMotion {
         bpc: u32,
         slots: usize,
         path: MotionPath,
+        pairs: bool,
     ) -> CudaResult<GpuMotion> {
         if !(8..=16).contains(&bpc) {
             return Err(CudaError::InvalidArgument(format!(
@@ -155,10 +177,15 @@ impl GpuMotion {
             kernels,
             prev,
             current: 0,
+            spare: if pairs && path == MotionPath::Tiles {
+                Some(DevicePlaneBuf::new(ctx, width, height, bps)?)
+            } else {
+                None
+            },
             frames: 0,
             state: {
-                let mut state = DeviceBuffer::new(ctx, 16)?;
-                state.zero(0..16)?;
+                let mut state = DeviceBuffer::new(ctx, 32)?;
+                state.zero(0..32)?;
                 state
             },
             host_device: host.device_address(),
@@ -188,6 +215,147 @@ impl GpuMotion {
         reference: &DevicePlane,
         slot: usize,
     ) -> CudaResult<()> {
+        self.check(reference, slot)?;
+        let prev = self.prev[self.current].plane();
+        let store = self.prev[1 - self.current].plane();
+        let a = self.frame_args(prev, reference, store, self.frames > 0, 0, slot)?;
+        let (tile_w, tile_h) = self.path.tile();
+        let config = LaunchConfig {
+            grid: (
+                self.width.div_ceil(tile_w) as u32,
+                self.height.div_ceil(tile_h) as u32,
+                1,
+            ),
+            block: self.path.block(self.bpc),
+            shared_bytes: 0,
+        };
+        let k = &self.kernels;
+        let f = match (self.path, self.bpc == 8) {
+            (MotionPath::Tiles, true) => &k.tiles_u8,
+            (MotionPath::Tiles, false) => &k.tiles_u16,
+            (MotionPath::Strips, true) => &k.strips_u8,
+            (MotionPath::Strips, false) => &k.strips_u16,
+        };
+        let (w, h, bpc) = (self.width as i32, self.height as i32, self.bpc as i32);
+        let shift = reference.shift as i32;
+        let args = [
+            arg(&a.prev.ptr),
+            arg(&a.prev.pitch),
+            arg(&a.cur.ptr),
+            arg(&a.cur.pitch),
+            arg(&a.store.ptr),
+            arg(&a.store.pitch),
+            arg(&w),
+            arg(&h),
+            arg(&bpc),
+            arg(&shift),
+            arg(&a.compute),
+            arg(&a.state),
+            arg(&a.result),
+        ];
+        // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
+        // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* state,
+        // unsigned long long* result): CUdeviceptr and usize match pointers and size_t, i32
+        // matches int. prev/store are our planes of this geometry, the reference is valid per
+        // the caller, state holds 16 bytes (zero between launches, which this stream orders),
+        // result 8 bytes of our pinned slot or device results (owned by self, which outlives
+        // the stream's work: the engine drains before dropping us).
+        unsafe { f.launch(stream, config, &args) }?;
+        self.finish(stream, slot, a.compute != 0)?;
+        self.current = 1 - self.current;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// [`GpuMotion::enqueue`] of the next two reference frames in one launch (the tile kernel's
+    /// grid two deep), into `slots.0` and `slots.1`: the second frame's previous picture is
+    /// the first's own, read in place, so the two need no order between them. Needs an
+    /// instance made with `pairs` on the tile kernels, and unshifted (LSB-aligned) pictures
+    /// ([`GpuMotion::pairable`]).
+    ///
+    /// # Safety
+    /// As [`GpuMotion::enqueue`], for both pictures.
+    pub unsafe fn enqueue_pair(
+        &mut self,
+        stream: &Stream,
+        references: [&DevicePlane; 2],
+        slots: (usize, usize),
+    ) -> CudaResult<()> {
+        if !self.pairable(references) {
+            return Err(CudaError::InvalidArgument(
+                "motion: a pair needs the tile kernels, a spare plane and unshifted pictures"
+                    .into(),
+            ));
+        }
+        self.check(references[0], slots.0)?;
+        self.check(references[1], slots.1)?;
+        let spare = self.spare.as_ref().map(DevicePlaneBuf::plane);
+        let spare = spare.expect("pairable");
+        let prev = self.prev[self.current].plane();
+        let store = self.prev[1 - self.current].plane();
+        let a = self.frame_args(prev, references[0], spare, self.frames > 0, 0, slots.0)?;
+        let b = self.frame_args(*references[0], references[1], store, true, 16, slots.1)?;
+        let (tile_w, tile_h) = self.path.tile();
+        let config = LaunchConfig {
+            grid: (
+                self.width.div_ceil(tile_w) as u32,
+                self.height.div_ceil(tile_h) as u32,
+                2,
+            ),
+            block: self.path.block(self.bpc),
+            shared_bytes: 0,
+        };
+        let f = if self.bpc == 8 {
+            &self.kernels.tiles_u8_x2
+        } else {
+            &self.kernels.tiles_u16_x2
+        };
+        let (w, h, bpc, shift) = (self.width as i32, self.height as i32, self.bpc as i32, 0i32);
+        let args = [
+            arg(&a.prev.ptr),
+            arg(&a.prev.pitch),
+            arg(&a.cur.ptr),
+            arg(&a.cur.pitch),
+            arg(&a.store.ptr),
+            arg(&a.store.pitch),
+            arg(&w),
+            arg(&h),
+            arg(&bpc),
+            arg(&shift),
+            arg(&a.compute),
+            arg(&a.state),
+            arg(&a.result),
+            arg(&b.prev.ptr),
+            arg(&b.prev.pitch),
+            arg(&b.cur.ptr),
+            arg(&b.cur.pitch),
+            arg(&b.store.ptr),
+            arg(&b.store.pitch),
+            arg(&b.compute),
+            arg(&b.state),
+            arg(&b.result),
+        ];
+        // SAFETY: MOTION_ARGS then MOTION_ARGS_B of motion.cu (types as in enqueue). The first
+        // frame stores into the spare plane, which nothing reads; the second reads the first
+        // frame's picture (valid per the caller, LSB-aligned: pairable) and stores into the
+        // plane that becomes the previous one; each has its own half of the state (32 bytes,
+        // zero between launches) and its slot's result.
+        unsafe { f.launch(stream, config, &args) }?;
+        self.finish(stream, slots.0, a.compute != 0)?;
+        self.finish(stream, slots.1, true)?;
+        self.current = 1 - self.current;
+        self.frames += 2;
+        Ok(())
+    }
+
+    /// Whether [`GpuMotion::enqueue_pair`] takes these two pictures.
+    pub fn pairable(&self, references: [&DevicePlane; 2]) -> bool {
+        self.spare.is_some()
+            && self.path == MotionPath::Tiles
+            && references.iter().all(|r| r.shift == 0)
+    }
+
+    fn check(&self, reference: &DevicePlane, slot: usize) -> CudaResult<()> {
         let bps = if self.bpc == 8 { 1 } else { 2 };
         reference.validate()?;
         if (
@@ -211,58 +379,39 @@ impl GpuMotion {
         if slot >= self.has_sum.len() {
             return Err(CudaError::InvalidArgument(format!("motion: slot {slot}")));
         }
-        let compute = i32::from(self.frames > 0);
-        let state = self.state.ptr();
-        let device_result = self.results.ptr_at(8 * slot, 8)?;
+        Ok(())
+    }
+
+    /// One frame's per-frame arguments: its planes, whether it has a predecessor, its half of
+    /// the state (byte offset 0 or 16) and its slot's result address.
+    fn frame_args(
+        &self,
+        prev: DevicePlane,
+        cur: &DevicePlane,
+        store: DevicePlane,
+        compute: bool,
+        state_offset: u64,
+        slot: usize,
+    ) -> CudaResult<FrameArgs> {
         let result = match self.host_device {
             Some(host) => host + 8 * slot as u64,
-            None => device_result,
+            None => self.results.ptr_at(8 * slot, 8)?,
         };
-        let prev = self.prev[self.current].plane();
-        let store = self.prev[1 - self.current].plane();
-        let (w, h, bpc) = (self.width as i32, self.height as i32, self.bpc as i32);
-        let shift = reference.shift as i32;
-        let args = [
-            arg(&prev.ptr),
-            arg(&prev.pitch),
-            arg(&reference.ptr),
-            arg(&reference.pitch),
-            arg(&store.ptr),
-            arg(&store.pitch),
-            arg(&w),
-            arg(&h),
-            arg(&bpc),
-            arg(&shift),
-            arg(&compute),
-            arg(&state),
-            arg(&result),
-        ];
-        let (tile_w, tile_h) = self.path.tile();
-        let config = LaunchConfig {
-            grid: (
-                self.width.div_ceil(tile_w) as u32,
-                self.height.div_ceil(tile_h) as u32,
-                1,
-            ),
-            block: self.path.block(self.bpc),
-            shared_bytes: 0,
-        };
-        let k = &self.kernels;
-        let f = match (self.path, self.bpc == 8) {
-            (MotionPath::Tiles, true) => &k.tiles_u8,
-            (MotionPath::Tiles, false) => &k.tiles_u16,
-            (MotionPath::Strips, true) => &k.strips_u8,
-            (MotionPath::Strips, false) => &k.strips_u16,
-        };
-        // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
-        // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* state,
-        // unsigned long long* result): CUdeviceptr and usize match pointers and size_t, i32
-        // matches int. prev/store are our planes of this geometry, the reference is valid per
-        // the caller, state holds 16 bytes (zero between launches, which this stream orders),
-        // result 8 bytes of our pinned slot or device results (owned by self, which outlives
-        // the stream's work: the engine drains before dropping us).
-        unsafe { f.launch(stream, config, &args) }?;
-        if compute != 0 && self.host_device.is_none() {
+        Ok(FrameArgs {
+            prev,
+            cur: *cur,
+            store,
+            compute: i32::from(compute),
+            state: self.state.ptr() + state_offset,
+            result,
+        })
+    }
+
+    /// After a frame's launch: the copy of its sum where the kernel could not write it into the
+    /// slot, and whether the slot has one.
+    fn finish(&mut self, stream: &Stream, slot: usize, computed: bool) -> CudaResult<()> {
+        if computed && self.host_device.is_none() {
+            let device_result = self.results.ptr_at(8 * slot, 8)?;
             // SAFETY: 8 bytes from our device result into our pinned slot; both owned by self.
             unsafe {
                 dtoh_async(
@@ -273,9 +422,7 @@ impl GpuMotion {
                 )
             }?;
         }
-        self.has_sum[slot] = compute != 0;
-        self.current = 1 - self.current;
-        self.frames += 1;
+        self.has_sum[slot] = computed;
         Ok(())
     }
 

@@ -369,6 +369,7 @@ unsafe fn time_motion(
         plan.bpc,
         SLOTS,
         MotionPath::for_size(plan.width, plan.height),
+        false,
     )?;
     // Dropped before `motion`: its drop waits for the work that uses motion's buffers.
     let stream = Stream::new(ctx)?;

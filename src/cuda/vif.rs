@@ -50,6 +50,8 @@ pub struct VifKernels {
     big: [Function; 5],
     /// The latency kernels (`*_fine`), in the same order.
     fine: [Function; 5],
+    /// Their entries for two frames in one launch (`*_fine_x2`, [`GpuVif::enqueue_pair`]).
+    fine_x2: [Function; 5],
     /// Scale 0 with its filters on the tensor cores, where wanted ([`mma_wanted`]):
     /// `vif_scale0_u8_mma` and `vif_scale0_u16_mma` (9 to 12 bits, [`MMA_DEEP_BPC`]).
     mma: Option<[Function; 2]>,
@@ -81,6 +83,13 @@ impl VifKernels {
                 f("vif_scale1_fine")?,
                 f("vif_scale2_fine")?,
                 f("vif_scale3_fine")?,
+            ],
+            fine_x2: [
+                f("vif_scale0_u8_fine_x2")?,
+                f("vif_scale0_u16_fine_x2")?,
+                f("vif_scale1_fine_x2")?,
+                f("vif_scale2_fine_x2")?,
+                f("vif_scale3_fine_x2")?,
             ],
             mma: if mma_wanted(ctx) {
                 Some([f("vif_scale0_u8_mma")?, f("vif_scale0_u16_mma")?])
@@ -278,87 +287,143 @@ impl GpuVif {
         slot: usize,
     ) -> CudaResult<()> {
         self.check(stream, reference, distorted, slot)?;
-        let table = self.kernels.table.ptr();
-        let gain = self.gain_limit;
-        let bpc = self.bpc;
-        let state = self.scratch.ptr();
+        self.clear_dirty_state(stream)?;
+        // Until scale 3 is enqueued, a failed launch leaves a partial frame in the state.
+        self.state_dirty = true;
+        for s in 0..4 {
+            let a = self.scale_args(s, reference, distorted);
+            let function = self.scale_function(s, false);
+            let (_, (gx, gy), threads) = self.plan[s];
+            // SAFETY: the arguments match VIF_SCALE_PARAMS (ScaleArgs::args); scale 0 reads the
+            // caller's planes (valid: this function's contract, geometry checked), scales 1..3
+            // the level buffers the previous launch on this stream wrote, all of it alive until
+            // the stream work completed (`done`, waited for on drop).
+            unsafe { function.launch(stream, config((gx, gy, 1), threads), &a.args()) }?;
+        }
+        self.state_dirty = false;
+        self.finish(stream, slot)
+    }
+
+    /// [`GpuVif::enqueue`] of two frames of one geometry in one set of launches (each kernel's
+    /// grid two deep: the latency kernels' `_x2` entries, [`GpuVif::pairable`]): `first`'s
+    /// planes through `first` into its `slots.0`, `second`'s through `second` into its
+    /// `slots.1`.
+    ///
+    /// # Safety
+    /// As [`GpuVif::enqueue`], for both frames; `first` and `second` are distinct instances.
+    pub unsafe fn enqueue_pair(
+        first: &mut GpuVif,
+        second: &mut GpuVif,
+        stream: &Stream,
+        frames: [(&DevicePlane, &DevicePlane); 2],
+        slots: (usize, usize),
+    ) -> CudaResult<()> {
+        if !(first.pairable()
+            && second.pairable()
+            && (first.width, first.height, first.bpc) == (second.width, second.height, second.bpc))
+        {
+            return Err(CudaError::InvalidArgument(
+                "VIF: a pair needs two instances of one geometry on the latency kernels".into(),
+            ));
+        }
+        first.check(stream, frames[0].0, frames[0].1, slots.0)?;
+        second.check(stream, frames[1].0, frames[1].1, slots.1)?;
+        for v in [&mut *first, &mut *second] {
+            v.clear_dirty_state(stream)?;
+            v.state_dirty = true;
+        }
+        for s in 0..4 {
+            let a = first.scale_args(s, frames[0].0, frames[0].1);
+            let b = second.scale_args(s, frames[1].0, frames[1].1);
+            let mut args = a.args().to_vec();
+            args.extend_from_slice(&b.second_args());
+            let (_, (gx, gy), threads) = first.plan[s];
+            // SAFETY: VIF_SCALE_PARAMS then VIF_PARAMS_B (ScaleArgs), each frame's planes as in
+            // enqueue; the second frame's scratch and state are `second`'s own.
+            unsafe {
+                first
+                    .scale_function(s, true)
+                    .launch(stream, config((gx, gy, 2), threads), &args)
+            }?;
+        }
+        first.state_dirty = false;
+        second.state_dirty = false;
+        first.finish(stream, slots.0)?;
+        second.finish(stream, slots.1)
+    }
+
+    /// Whether two frames can go through [`GpuVif::enqueue_pair`]: every scale runs a latency
+    /// kernel (pictures of fewer than 300,000 pixels by default).
+    pub fn pairable(&self) -> bool {
+        self.plan.iter().all(|&(fine, _, _)| fine)
+    }
+
+    /// A state left partly written by a failed enqueue back to zero (queued on `stream`).
+    fn clear_dirty_state(&mut self, stream: &Stream) -> CudaResult<()> {
         if self.state_dirty {
             // SAFETY: our scratch's state part, STATE_BYTES long, alive until the stream work
             // completed (`done`, waited for on drop); stream order puts it before the kernels.
-            unsafe { memset_async(state, 0, STATE_BYTES, stream) }?;
+            unsafe { memset_async(self.scratch.ptr(), 0, STATE_BYTES, stream) }?;
             self.state_dirty = false;
         }
-        // Until scale 3 is enqueued, a failed launch leaves a partial frame in the state.
-        self.state_dirty = true;
-        for (s, &(fine, (gx, gy), threads)) in self.plan.iter().enumerate() {
-            // Only scale 0 reads the caller's (possibly MSB-aligned) samples.
-            let (mut ref_shift, mut dis_shift) = (0u32, 0u32);
-            let (src_ref, ref_pitch, src_dis, dis_pitch, w, h) = if s == 0 {
-                (ref_shift, dis_shift) = (reference.shift, distorted.shift);
-                (
-                    reference.ptr,
-                    reference.pitch,
-                    distorted.ptr,
-                    distorted.pitch,
-                    self.width,
-                    self.height,
-                )
-            } else {
-                let l = &self.levels[s - 1];
-                (l.reference, l.w * 2, l.distorted, l.w * 2, l.w, l.h)
-            };
-            let (next_ref, next_dis) = match self.levels.get(s) {
-                Some(next) => (next.reference, next.distorted),
-                None => (0, 0),
-            };
-            let (w, h) = (w as u32, h as u32);
-            let kernels = if fine {
-                &self.kernels.fine
-            } else {
-                &self.kernels.big
-            };
-            let (index, tensor) = kernel_choice(s, bpc, fine, self.kernels.mma.is_some());
-            let function = match &self.kernels.mma {
-                Some(mma) if tensor => &mma[index],
-                _ => &kernels[index],
-            };
-            let config = LaunchConfig {
-                grid: (gx, gy, 1),
-                block: (threads, 1, 1),
-                shared_bytes: 0,
-            };
-            // Signature (VIF_SCALE_PARAMS): (const uint8_t* ref, size_t ref_pitch,
-            // const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned height,
-            // unsigned bpc, unsigned ref_shift, unsigned dis_shift, double gain_limit,
-            // const uint8_t* table, uint16_t* next_ref, uint16_t* next_dis,
-            // unsigned long long* state).
-            let args = [
-                arg(&src_ref),
-                arg(&ref_pitch),
-                arg(&src_dis),
-                arg(&dis_pitch),
-                arg(&w),
-                arg(&h),
-                arg(&bpc),
-                arg(&ref_shift),
-                arg(&dis_shift),
-                arg(&gain),
-                arg(&table),
-                arg(&next_ref),
-                arg(&next_dis),
-                arg(&state),
-            ];
-            // SAFETY: argument types match the signature above (u64 for pointers, usize for
-            // size_t, u32 for unsigned, f64 for double). Scale 0 reads the caller's planes
-            // (valid: this function's contract, geometry checked); scales 1..3 read the level
-            // buffers the previous launch on this stream wrote (w x h packed u16). The next
-            // level's buffers hold (w / 2) x (h / 2) samples, as the kernel writes; scale 3
-            // writes none (null). `state` is our scratch's STATE_BYTES state part (33 u64, as
-            // the kernels expect), zero between frames. The table holds 32768 bytes. All of it
-            // lives until the stream work completed (`done`, waited for on drop).
-            unsafe { function.launch(stream, config, &args) }?;
+        Ok(())
+    }
+
+    /// The arguments of scale `s` of one frame.
+    fn scale_args(&self, s: usize, reference: &DevicePlane, distorted: &DevicePlane) -> ScaleArgs {
+        // Only scale 0 reads the caller's (possibly MSB-aligned) planes; the others read the
+        // level the previous scale wrote.
+        let (src_ref, ref_pitch, src_dis, dis_pitch, w, h, ref_shift, dis_shift) = if s == 0 {
+            (
+                reference.ptr,
+                reference.pitch,
+                distorted.ptr,
+                distorted.pitch,
+                self.width,
+                self.height,
+                reference.shift,
+                distorted.shift,
+            )
+        } else {
+            let l = &self.levels[s - 1];
+            (l.reference, l.w * 2, l.distorted, l.w * 2, l.w, l.h, 0, 0)
+        };
+        let (next_ref, next_dis) = match self.levels.get(s) {
+            Some(next) => (next.reference, next.distorted),
+            None => (0, 0),
+        };
+        ScaleArgs {
+            src_ref,
+            ref_pitch,
+            src_dis,
+            dis_pitch,
+            w: w as u32,
+            h: h as u32,
+            bpc: self.bpc,
+            ref_shift,
+            dis_shift,
+            gain: self.gain_limit,
+            table: self.kernels.table.ptr(),
+            next_ref,
+            next_dis,
+            state: self.scratch.ptr(),
         }
-        self.state_dirty = false;
+    }
+
+    /// The kernel of scale `s` (its `_x2` entry for a pair).
+    fn scale_function(&self, s: usize, pair: bool) -> &Function {
+        let (fine, _, _) = self.plan[s];
+        let (index, tensor) = kernel_choice(s, self.bpc, fine, self.kernels.mma.is_some());
+        match &self.kernels.mma {
+            Some(mma) if tensor => &mma[index],
+            _ if pair => &self.kernels.fine_x2[index],
+            _ if fine => &self.kernels.fine[index],
+            _ => &self.kernels.big[index],
+        }
+    }
+
+    /// After the last scale: the copy of the published sums into the slot, and `done`.
+    fn finish(&mut self, stream: &Stream, slot: usize) -> CudaResult<()> {
         let sums = self.scratch.ptr_at(PUBLISHED_OFFSET, SUMS_BYTES)?;
         let dst = self.results.as_mut_ptr().wrapping_add(slot * SUMS_BYTES);
         // SAFETY: 128 bytes from our state's published sums (in bounds: ptr_at) into slot
@@ -458,6 +523,78 @@ fn plan(width: usize, height: usize, fine_below: usize) -> [(bool, (u32, u32), u
         let grid = (w.div_ceil(tw) as u32, h.div_ceil(th) as u32);
         (fine, grid, threads as u32)
     })
+}
+
+/// One frame's arguments of a scale kernel, as vif.cu's `VIF_SCALE_PARAMS`: (const uint8_t*
+/// ref, size_t ref_pitch, const uint8_t* dis, size_t dis_pitch, unsigned width, unsigned
+/// height, unsigned bpc, unsigned ref_shift, unsigned dis_shift, double gain_limit, const
+/// uint8_t* table, uint16_t* next_ref, uint16_t* next_dis, unsigned long long* state): u64 for
+/// pointers, usize for size_t, u32 for unsigned, f64 for double. Scales 1..3 read the level
+/// buffers (w x h packed u16) the previous scale wrote; the next level's hold (w / 2) x (h / 2)
+/// samples, as the kernel writes (scale 3: none, null). `state` is the scratch's STATE_BYTES
+/// state part (33 u64, zero between frames); the table holds 32768 bytes.
+struct ScaleArgs {
+    src_ref: u64,
+    ref_pitch: usize,
+    src_dis: u64,
+    dis_pitch: usize,
+    w: u32,
+    h: u32,
+    bpc: u32,
+    ref_shift: u32,
+    dis_shift: u32,
+    gain: f64,
+    table: u64,
+    next_ref: u64,
+    next_dis: u64,
+    state: u64,
+}
+
+impl ScaleArgs {
+    /// `VIF_SCALE_PARAMS`, in order.
+    fn args(&self) -> [*mut std::ffi::c_void; 14] {
+        [
+            arg(&self.src_ref),
+            arg(&self.ref_pitch),
+            arg(&self.src_dis),
+            arg(&self.dis_pitch),
+            arg(&self.w),
+            arg(&self.h),
+            arg(&self.bpc),
+            arg(&self.ref_shift),
+            arg(&self.dis_shift),
+            arg(&self.gain),
+            arg(&self.table),
+            arg(&self.next_ref),
+            arg(&self.next_dis),
+            arg(&self.state),
+        ]
+    }
+
+    /// A pair's second frame, as vif.cu's `VIF_PARAMS_B` (its own planes, shifts, next level
+    /// and state; the geometry and the rest are the first frame's).
+    fn second_args(&self) -> [*mut std::ffi::c_void; 9] {
+        [
+            arg(&self.src_ref),
+            arg(&self.ref_pitch),
+            arg(&self.src_dis),
+            arg(&self.dis_pitch),
+            arg(&self.ref_shift),
+            arg(&self.dis_shift),
+            arg(&self.next_ref),
+            arg(&self.next_dis),
+            arg(&self.state),
+        ]
+    }
+}
+
+/// A scale kernel's launch: `grid` tiles, `threads` per block.
+fn config(grid: (u32, u32, u32), threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid,
+        block: (threads, 1, 1),
+        shared_bytes: 0,
+    }
 }
 
 impl Drop for GpuVif {
