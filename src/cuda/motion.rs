@@ -11,6 +11,8 @@
 //! accumulator at zero for the next frame (where the driver gives pinned memory no device
 //! address, into device memory and a copy follows).
 
+use std::ffi::c_void;
+
 use super::context::Context;
 use super::copy::dtoh_async;
 use super::error::{CudaError, CudaResult};
@@ -77,6 +79,42 @@ struct FrameArgs {
     compute: i32,
     state: u64,
     result: u64,
+}
+
+impl FrameArgs {
+    /// motion.cu's `MOTION_ARGS` with `shape` ([`GpuMotion::shape`]) in their places.
+    fn args<'a>(&'a self, shape: &'a [i32; 4]) -> [*mut c_void; 13] {
+        [
+            arg(&self.prev.ptr),
+            arg(&self.prev.pitch),
+            arg(&self.cur.ptr),
+            arg(&self.cur.pitch),
+            arg(&self.store.ptr),
+            arg(&self.store.pitch),
+            arg(&shape[0]),
+            arg(&shape[1]),
+            arg(&shape[2]),
+            arg(&shape[3]),
+            arg(&self.compute),
+            arg(&self.state),
+            arg(&self.result),
+        ]
+    }
+
+    /// A pair's second frame: `MOTION_ARGS_B` (the shape is the first frame's).
+    fn second_args(&self) -> [*mut c_void; 9] {
+        [
+            arg(&self.prev.ptr),
+            arg(&self.prev.pitch),
+            arg(&self.cur.ptr),
+            arg(&self.cur.pitch),
+            arg(&self.store.ptr),
+            arg(&self.store.pitch),
+            arg(&self.compute),
+            arg(&self.state),
+            arg(&self.result),
+        ]
+    }
 }
 
 /// libvmaf sums a row of absolute values (each at most 65535) in a `uint32_t`; rows wider than
@@ -219,16 +257,6 @@ impl GpuMotion {
         let prev = self.prev[self.current].plane();
         let store = self.prev[1 - self.current].plane();
         let a = self.frame_args(prev, reference, store, self.frames > 0, 0, slot)?;
-        let (tile_w, tile_h) = self.path.tile();
-        let config = LaunchConfig {
-            grid: (
-                self.width.div_ceil(tile_w) as u32,
-                self.height.div_ceil(tile_h) as u32,
-                1,
-            ),
-            block: self.path.block(self.bpc),
-            shared_bytes: 0,
-        };
         let k = &self.kernels;
         let f = match (self.path, self.bpc == 8) {
             (MotionPath::Tiles, true) => &k.tiles_u8,
@@ -236,23 +264,8 @@ impl GpuMotion {
             (MotionPath::Strips, true) => &k.strips_u8,
             (MotionPath::Strips, false) => &k.strips_u16,
         };
-        let (w, h, bpc) = (self.width as i32, self.height as i32, self.bpc as i32);
-        let shift = reference.shift as i32;
-        let args = [
-            arg(&a.prev.ptr),
-            arg(&a.prev.pitch),
-            arg(&a.cur.ptr),
-            arg(&a.cur.pitch),
-            arg(&a.store.ptr),
-            arg(&a.store.pitch),
-            arg(&w),
-            arg(&h),
-            arg(&bpc),
-            arg(&shift),
-            arg(&a.compute),
-            arg(&a.state),
-            arg(&a.result),
-        ];
+        let shape = self.shape(reference.shift);
+        let args = a.args(&shape);
         // SAFETY: the signature is (const u8* prev, size_t, const u8* cur, size_t, u8* store,
         // size_t, int w, int h, int bpc, int shift, int compute, unsigned long long* state,
         // unsigned long long* result): CUdeviceptr and usize match pointers and size_t, i32
@@ -260,7 +273,7 @@ impl GpuMotion {
         // the caller, state holds 16 bytes (zero between launches, which this stream orders),
         // result 8 bytes of our pinned slot or device results (owned by self, which outlives
         // the stream's work: the engine drains before dropping us).
-        unsafe { f.launch(stream, config, &args) }?;
+        unsafe { f.launch(stream, self.config(1), &args) }?;
         self.finish(stream, slot, a.compute != 0)?;
         self.current = 1 - self.current;
         self.frames += 1;
@@ -281,66 +294,34 @@ impl GpuMotion {
         references: [&DevicePlane; 2],
         slots: (usize, usize),
     ) -> CudaResult<()> {
-        if !self.pairable(references) {
-            return Err(CudaError::InvalidArgument(
-                "motion: a pair needs the tile kernels, a spare plane and unshifted pictures"
-                    .into(),
-            ));
-        }
+        let spare =
+            match &self.spare {
+                Some(spare) if self.pairable(references) => spare.plane(),
+                _ => return Err(CudaError::InvalidArgument(
+                    "motion: a pair needs the tile kernels, a spare plane and unshifted pictures"
+                        .into(),
+                )),
+            };
         self.check(references[0], slots.0)?;
         self.check(references[1], slots.1)?;
-        let spare = self.spare.as_ref().map(DevicePlaneBuf::plane);
-        let spare = spare.expect("pairable");
         let prev = self.prev[self.current].plane();
         let store = self.prev[1 - self.current].plane();
         let a = self.frame_args(prev, references[0], spare, self.frames > 0, 0, slots.0)?;
         let b = self.frame_args(*references[0], references[1], store, true, 16, slots.1)?;
-        let (tile_w, tile_h) = self.path.tile();
-        let config = LaunchConfig {
-            grid: (
-                self.width.div_ceil(tile_w) as u32,
-                self.height.div_ceil(tile_h) as u32,
-                2,
-            ),
-            block: self.path.block(self.bpc),
-            shared_bytes: 0,
-        };
         let f = if self.bpc == 8 {
             &self.kernels.tiles_u8_x2
         } else {
             &self.kernels.tiles_u16_x2
         };
-        let (w, h, bpc, shift) = (self.width as i32, self.height as i32, self.bpc as i32, 0i32);
-        let args = [
-            arg(&a.prev.ptr),
-            arg(&a.prev.pitch),
-            arg(&a.cur.ptr),
-            arg(&a.cur.pitch),
-            arg(&a.store.ptr),
-            arg(&a.store.pitch),
-            arg(&w),
-            arg(&h),
-            arg(&bpc),
-            arg(&shift),
-            arg(&a.compute),
-            arg(&a.state),
-            arg(&a.result),
-            arg(&b.prev.ptr),
-            arg(&b.prev.pitch),
-            arg(&b.cur.ptr),
-            arg(&b.cur.pitch),
-            arg(&b.store.ptr),
-            arg(&b.store.pitch),
-            arg(&b.compute),
-            arg(&b.state),
-            arg(&b.result),
-        ];
+        let shape = self.shape(0);
+        let mut args = a.args(&shape).to_vec();
+        args.extend_from_slice(&b.second_args());
         // SAFETY: MOTION_ARGS then MOTION_ARGS_B of motion.cu (types as in enqueue). The first
         // frame stores into the spare plane, which nothing reads; the second reads the first
         // frame's picture (valid per the caller, LSB-aligned: pairable) and stores into the
         // plane that becomes the previous one; each has its own half of the state (32 bytes,
         // zero between launches) and its slot's result.
-        unsafe { f.launch(stream, config, &args) }?;
+        unsafe { f.launch(stream, self.config(2), &args) }?;
         self.finish(stream, slots.0, a.compute != 0)?;
         self.finish(stream, slots.1, true)?;
         self.current = 1 - self.current;
@@ -353,6 +334,30 @@ impl GpuMotion {
         self.spare.is_some()
             && self.path == MotionPath::Tiles
             && references.iter().all(|r| r.shift == 0)
+    }
+
+    /// The launch of one frame (`depth` 1) or of a pair (2, the `_x2` kernels).
+    fn config(&self, depth: u32) -> LaunchConfig {
+        let (tile_w, tile_h) = self.path.tile();
+        LaunchConfig {
+            grid: (
+                self.width.div_ceil(tile_w) as u32,
+                self.height.div_ceil(tile_h) as u32,
+                depth,
+            ),
+            block: self.path.block(self.bpc),
+            shared_bytes: 0,
+        }
+    }
+
+    /// The kernels' shared arguments: width, height, bit depth and the pictures' shift.
+    fn shape(&self, shift: u32) -> [i32; 4] {
+        [
+            self.width as i32,
+            self.height as i32,
+            self.bpc as i32,
+            shift as i32,
+        ]
     }
 
     fn check(&self, reference: &DevicePlane, slot: usize) -> CudaResult<()> {
