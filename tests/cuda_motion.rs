@@ -37,6 +37,55 @@ fn upload(ctx: &Context, stream: &Stream, p: &Plane, wide: bool) -> DevicePlaneB
     buf
 }
 
+/// A sequence's frames as planes (8-bit ones as bytes), with the CPU's motion and the host
+/// side of the GPU's (scores from sums) for it.
+struct Seq<'a> {
+    frames: &'a [(Vec<u16>, usize, usize, u32)],
+    bytes8: Vec<Vec<u8>>,
+    w: usize,
+    h: usize,
+    bpc: u32,
+}
+
+impl<'a> Seq<'a> {
+    fn new(frames: &'a [(Vec<u16>, usize, usize, u32)]) -> Seq<'a> {
+        let (w, h, bpc) = (frames[0].1, frames[0].2, frames[0].3);
+        let bytes8 = frames
+            .iter()
+            .map(|f| f.0.iter().map(|&v| v as u8).collect())
+            .collect();
+        Seq {
+            frames,
+            bytes8,
+            w,
+            h,
+            bpc,
+        }
+    }
+
+    fn plane(&self, i: usize) -> Plane<'_> {
+        Plane {
+            samples: if self.bpc == 8 {
+                Samples::U8(&self.bytes8[i])
+            } else {
+                Samples::U16(&self.frames[i].0)
+            },
+            width: self.w,
+            height: self.h,
+            stride: self.w,
+            bpc: self.bpc,
+        }
+    }
+
+    /// A fresh CPU extractor and host-side scorer of GPU sums (a session's start).
+    fn extractors(&self) -> (MotionExtractor, MotionExtractor) {
+        (
+            MotionExtractor::new(self.w, self.h, self.bpc),
+            MotionExtractor::scores_only(self.w, self.h, self.bpc),
+        )
+    }
+}
+
 /// Runs `frames` through the CPU and both GPU kernels (with a shot restart after
 /// `restart_at`) and asserts the motion updates are identical.
 fn compare(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_at: Option<usize>) {
@@ -50,35 +99,19 @@ fn compare(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_at: Op
 /// `GpuMotion::enqueue_pair` (one at a time where a restart or the end leaves one alone), the
 /// pair's two planes of different pitches.
 fn compare_pairs(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_at: Option<usize>) {
-    let (w, h, bpc) = (frames[0].1, frames[0].2, frames[0].3);
+    let seq = Seq::new(frames);
+    let (w, h, bpc) = (seq.w, seq.h, seq.bpc);
     let ctx = Context::primary(0).expect("context");
     let stream = Stream::new(&ctx).expect("stream");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
     let mut gpu =
         GpuMotion::new(&ctx, kernels, w, h, bpc, 4, MotionPath::Tiles, true).expect("gpu motion");
-    let mut cpu = MotionExtractor::new(w, h, bpc);
-    let mut host = MotionExtractor::scores_only(w, h, bpc);
-    let bytes8: Vec<Vec<u8>> = frames
-        .iter()
-        .map(|f| f.0.iter().map(|&v| v as u8).collect())
-        .collect();
-    let plane = |i: usize| Plane {
-        samples: if bpc == 8 {
-            Samples::U8(&bytes8[i])
-        } else {
-            Samples::U16(&frames[i].0)
-        },
-        width: w,
-        height: h,
-        stride: w,
-        bpc,
-    };
+    let (mut cpu, mut host) = seq.extractors();
     let mut i = 0;
     while i < frames.len() {
         if restart_at == Some(i) {
             gpu.reset();
-            cpu = MotionExtractor::new(w, h, bpc);
-            host = MotionExtractor::scores_only(w, h, bpc);
+            (cpu, host) = seq.extractors();
         }
         let n = if i + 1 < frames.len() && restart_at != Some(i + 1) {
             2
@@ -86,7 +119,7 @@ fn compare_pairs(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_
             1
         };
         let devs: Vec<DevicePlaneBuf> = (i..i + n)
-            .map(|k| upload(&ctx, &stream, &plane(k), k % 2 == 1))
+            .map(|k| upload(&ctx, &stream, &seq.plane(k), k % 2 == 1))
             .collect();
         let views: Vec<cuda::DevicePlane> = devs
             .iter()
@@ -104,7 +137,7 @@ fn compare_pairs(label: &str, frames: &[(Vec<u16>, usize, usize, u32)], restart_
         }
         stream.synchronize().expect("sync");
         for k in 0..n {
-            let expected = cpu.push(&plane(i + k));
+            let expected = cpu.push(&seq.plane(i + k));
             let got = host.push_sum(gpu.sum(k).expect("sum"));
             assert_eq!(got, expected, "{label} frame {}", i + k);
         }
@@ -119,34 +152,19 @@ fn compare_path(
     restart_at: Option<usize>,
     path: MotionPath,
 ) {
-    let (w, h, bpc) = (frames[0].1, frames[0].2, frames[0].3);
+    let seq = Seq::new(frames);
+    let (w, h, bpc) = (seq.w, seq.h, seq.bpc);
     let ctx = Context::primary(0).expect("context");
     let stream = Stream::new(&ctx).expect("stream");
     let kernels = MotionKernels::load(&ctx).expect("kernels");
     let mut gpu = GpuMotion::new(&ctx, kernels, w, h, bpc, 2, path, false).expect("gpu motion");
-    let mut cpu = MotionExtractor::new(w, h, bpc);
-    let mut host = MotionExtractor::scores_only(w, h, bpc);
-    let bytes8: Vec<Vec<u8>> = frames
-        .iter()
-        .map(|f| f.0.iter().map(|&v| v as u8).collect())
-        .collect();
-    for (i, f) in frames.iter().enumerate() {
+    let (mut cpu, mut host) = seq.extractors();
+    for i in 0..frames.len() {
         if restart_at == Some(i) {
             gpu.reset();
-            cpu = MotionExtractor::new(w, h, bpc);
-            host = MotionExtractor::scores_only(w, h, bpc);
+            (cpu, host) = seq.extractors();
         }
-        let plane = Plane {
-            samples: if bpc == 8 {
-                Samples::U8(&bytes8[i])
-            } else {
-                Samples::U16(&f.0)
-            },
-            width: w,
-            height: h,
-            stride: w,
-            bpc,
-        };
+        let plane = seq.plane(i);
         let dev = upload(&ctx, &stream, &plane, i % 2 == 1);
         let slot = i % 2;
         // SAFETY: our own plane, alive until the stream is synchronised below.
