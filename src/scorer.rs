@@ -754,7 +754,9 @@ impl Scorer {
 
     /// Queues a pair of device pictures (CUDA backend only) without waiting for the GPU: up to
     /// [`cuda::engine::SLOTS`] frames are in flight, so the host prepares the next frame while
-    /// the GPU computes. Returns the frames completed meanwhile.
+    /// the GPU computes. Returns the frames completed meanwhile. Frames below 300,000 pixels go
+    /// to the GPU two at a time, so such a frame may wait for the next `submit_device` (or a
+    /// drain, or the end of its shot) before its work starts; the contract below covers that.
     ///
     /// If the GPU fails and the scorer may fall back ([`crate::fallback`]), the scorer moves
     /// to the CPU and returns [`Error::ReplayOnHost`]: push the frames it names (this one
