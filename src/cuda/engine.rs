@@ -859,7 +859,7 @@ impl GpuFeatures {
             std::env::var("VMAFCUDA_PAIRS").ok().as_deref(),
         ) && adm[0].iter().all(GpuAdm::pairable)
             && vif[0].iter().all(GpuVif::pairable);
-        // Pairs take two slots each: four, two pairs in flight.
+        // Pairs take two slots each: four, two pairs in flight (VMAFCUDA_LANES does not apply).
         let lane_slots = if pairs {
             SLOTS
         } else {
