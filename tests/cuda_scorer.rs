@@ -652,6 +652,40 @@ fn inconsistent_device_layouts_are_errors() {
     drop(s);
 }
 
+/// Below 300,000 pixels the engine holds a frame for its pair partner: a bad frame is still the
+/// error of the call that submitted it (not of the next one), and the scorer goes on.
+#[test]
+fn a_bad_frame_held_for_pairing_fails_its_own_submit() {
+    let Some(_g) = gpu() else { return };
+    let (refs, dists) = corpus_pair("s_rocket_176x144__x264_crf32", 3);
+    let ctx = cuda::Context::primary(0).expect("ctx");
+    let frames: Vec<_> = refs
+        .iter()
+        .zip(&dists)
+        .map(|(r, d)| (device_picture(&ctx, r), device_picture(&ctx, d)))
+        .collect();
+    let luma_only = |p: &DevicePicture| DevicePicture { chroma: None, ..*p };
+    let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[], &refs[0]);
+    let (r0, d0) = (luma_only(&frames[0].0 .1), luma_only(&frames[0].1 .1));
+    let null = DevicePicture {
+        luma: DevicePlane { ptr: 0, ..r0.luma },
+        ..r0
+    };
+    // SAFETY: our own planes, alive until after finish(); the null one is refused before any
+    // kernel is queued.
+    let err = unsafe { s.submit_device(&null, &d0) }.expect_err("a null plane");
+    assert!(err.to_string().contains("null"), "{err}");
+    drop(s);
+    // The same frames, good ones only, from a fresh scorer: every frame scored.
+    let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[], &refs[0]);
+    for ((_, r), (_, d)) in &frames {
+        // SAFETY: as above.
+        unsafe { s.submit_device(&luma_only(r), &luma_only(d)) }.expect("submit");
+    }
+    let report = s.finish();
+    assert_eq!(report.frames.len(), frames.len(), "every frame scored");
+}
+
 #[test]
 fn auto_backend_never_fails_for_want_of_a_gpu() {
     // Runs everywhere: without a driver `Auto` must give a CPU scorer and say why.

@@ -1244,14 +1244,17 @@ impl GpuFeatures {
         let result = unsafe {
             match (pair, self.pending.take()) {
                 (true, None) => {
-                    self.pending = Some(Pending {
-                        slot,
-                        tag,
-                        reference: *reference,
-                        distorted: *distorted,
-                    });
-                    self.next_slot = (slot + 1) % self.slots;
-                    Ok(())
+                    // Checked now, so that a bad frame is this call's error, not the next one's.
+                    let checked = self.frame_work(slot, reference, distorted).map(|_| ());
+                    checked.map(|()| {
+                        self.pending = Some(Pending {
+                            slot,
+                            tag,
+                            reference: *reference,
+                            distorted: *distorted,
+                        });
+                        self.next_slot = (slot + 1) % self.slots;
+                    })
                 }
                 (true, Some(first)) => self.enqueue_pair(first, slot, tag, reference, distorted),
                 (false, held) => {
