@@ -408,17 +408,13 @@ struct FrameWork<'p> {
     chroma_pairs: Vec<(DevicePlane, DevicePlane, bool)>,
 }
 
-/// Two distinct elements of `v`, both mutable.
+/// Copies `a` and `b` of a feature's scratch, both mutable (distinct and in range: a pair's
+/// two slots of an overlapping engine).
 fn two_of<T>(v: &mut [T], a: usize, b: usize) -> CudaResult<[&mut T; 2]> {
-    if a == b || a.max(b) >= v.len() {
-        return Err(CudaError::InvalidArgument(format!(
-            "copies {a} and {b} of {} for a pair",
-            v.len()
-        )));
-    }
-    let (low, high) = v.split_at_mut(a.max(b));
-    let (x, y) = (&mut low[a.min(b)], &mut high[0]);
-    Ok(if a < b { [x, y] } else { [y, x] })
+    let n = v.len();
+    v.get_disjoint_mut([a, b]).map_err(|e| {
+        CudaError::InvalidArgument(format!("copies {a} and {b} of {n} for a pair: {e}"))
+    })
 }
 
 /// What a slot holds while its frame is in flight.
@@ -1922,6 +1918,17 @@ mod tests {
             });
             assert_eq!(asked, asks, "{case:?}");
         }
+    }
+
+    #[test]
+    fn two_of_gives_distinct_copies_in_the_order_asked() {
+        let mut v = [10, 11, 12, 13];
+        let [a, b] = two_of(&mut v, 3, 1).expect("distinct");
+        assert_eq!((*a, *b), (13, 11));
+        *a += 100;
+        assert_eq!(v, [10, 11, 12, 113]);
+        assert!(two_of(&mut v, 2, 2).is_err());
+        assert!(two_of(&mut v, 0, 4).is_err());
     }
 
     #[test]
