@@ -177,6 +177,19 @@ fn device_picture(ctx: &cuda::Context, p: &Picture) -> (Vec<DevicePlaneBuf>, Dev
     try_device_picture(ctx, p).expect("device picture")
 }
 
+/// Every (reference, distorted) pair of a clip as device pictures ([`device_picture`]).
+type DeviceFrame = (Vec<DevicePlaneBuf>, DevicePicture);
+fn device_frames(
+    ctx: &cuda::Context,
+    refs: &[Picture],
+    dists: &[Picture],
+) -> Vec<(DeviceFrame, DeviceFrame)> {
+    refs.iter()
+        .zip(dists)
+        .map(|(r, d)| (device_picture(ctx, r), device_picture(ctx, d)))
+        .collect()
+}
+
 /// [`device_picture`], failing with the CUDA error (for runs with injected faults, which may
 /// hit this upload too).
 fn try_device_picture(
@@ -659,11 +672,7 @@ fn a_bad_frame_held_for_pairing_fails_its_own_submit() {
     let Some(_g) = gpu() else { return };
     let (refs, dists) = corpus_pair("s_rocket_176x144__x264_crf32", 3);
     let ctx = cuda::Context::primary(0).expect("ctx");
-    let frames: Vec<_> = refs
-        .iter()
-        .zip(&dists)
-        .map(|(r, d)| (device_picture(&ctx, r), device_picture(&ctx, d)))
-        .collect();
+    let frames = device_frames(&ctx, &refs, &dists);
     let luma_only = |p: &DevicePicture| DevicePicture { chroma: None, ..*p };
     let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1", &[], &refs[0]);
     let (r0, d0) = (luma_only(&frames[0].0 .1), luma_only(&frames[0].1 .1));
@@ -811,11 +820,7 @@ fn pipelined_device_frames_equal_cpu_across_shots() {
         BackendRequest::Cpu,
     );
     let ctx = cuda::Context::primary(0).expect("ctx");
-    let frames: Vec<_> = refs
-        .iter()
-        .zip(&dists)
-        .map(|(r, d)| (device_picture(&ctx, r), device_picture(&ctx, d)))
-        .collect();
+    let frames = device_frames(&ctx, &refs, &dists);
     let mut s = cuda_scorer(&ctx, "vmaf_v0.6.1neg", &starts, &refs[0]);
     for (i, ((_, r), (_, d))) in frames.iter().enumerate() {
         let (mut r, mut d) = (*r, *d);
