@@ -702,10 +702,17 @@ fn pick<'f>(pair: bool, single: &'f Function, x2: &'f Function) -> &'f Function 
 /// # Safety
 /// As [`GpuAdm::enqueue`]; a pair has no oob row ([`GpuAdm::pairable`]).
 unsafe fn launch(adms: &[&GpuAdm], stream: &Stream) -> CudaResult<()> {
-    let a = adms[0];
-    let pair = adms.len() == 2;
+    // Argument lists hold the first frame's, then the second's (the last frame's; for one frame
+    // they are cut to the first's): fixed arrays, no allocation per launch.
+    let (a, last) = match adms {
+        [a] => (*a, *a),
+        [a, b] => (*a, *b),
+        _ => return Err(CudaError::InvalidArgument("ADM: one or two frames".into())),
+    };
+    let n = adms.len();
+    let pair = n == 2;
     let k = &a.kernels;
-    let depth = adms.len() as u32;
+    let depth = n as u32;
     let cfg = |(x, y, _): (u32, u32, u32)| LaunchConfig {
         grid: (x, y, depth),
         block: (TILE_X as u32, TILE_Y as u32, 1),
@@ -716,12 +723,12 @@ unsafe fn launch(adms: &[&GpuAdm], stream: &Stream) -> CudaResult<()> {
     } else {
         pick(pair, &k.dwt0_u16, &k.dwt0_u16_x2)
     };
-    let dwt0_args: Vec<_> = adms.iter().map(|g| arg(&g.plans[0].dwt)).collect();
+    let dwt0_args = [arg(&a.plans[0].dwt), arg(&last.plans[0].dwt)];
     // SAFETY: the argument is adm.cu's DwtArgs (repr(C) mirror, passed by value), once per
     // frame; its pointers are our scratch (alive as long as self, and Drop waits for queued
     // work) and the caller's planes (valid per this function's contract), all accessed within
     // the sizes computed in `new`.
-    unsafe { dwt0.launch(stream, cfg(a.plans[0].dwt_grid), &dwt0_args) }?;
+    unsafe { dwt0.launch(stream, cfg(a.plans[0].dwt_grid), &dwt0_args[..n]) }?;
     if let Some(oob) = &a.oob {
         let plan0 = &a.plans[0];
         let args = [
@@ -745,15 +752,14 @@ unsafe fn launch(adms: &[&GpuAdm], stream: &Stream) -> CudaResult<()> {
     }
     for s in 0..3 {
         let (grid, mask_blocks, dwt_tiles_x) = &a.fused[s];
-        let mut args = Vec::with_capacity(6);
-        for (i, g) in adms.iter().enumerate() {
-            args.push(arg(&g.plans[s].mask));
-            args.push(arg(&g.plans[s + 1].dwt));
-            if i == 0 {
-                args.push(arg(mask_blocks));
-                args.push(arg(dwt_tiles_x));
-            }
-        }
+        let args = [
+            arg(&a.plans[s].mask),
+            arg(&a.plans[s + 1].dwt),
+            arg(mask_blocks),
+            arg(dwt_tiles_x),
+            arg(&last.plans[s].mask),
+            arg(&last.plans[s + 1].dwt),
+        ];
         let kernel = if s == 0 {
             pick(pair, &k.mask0_dwt1, &k.mask0_dwt1_x2)
         } else {
@@ -761,13 +767,13 @@ unsafe fn launch(adms: &[&GpuAdm], stream: &Stream) -> CudaResult<()> {
         };
         // SAFETY: (MaskArgs, DwtArgs, int, int), then for a pair the second frame's (MaskArgs,
         // DwtArgs), as declared in adm.cu; as above.
-        unsafe { kernel.launch(stream, cfg(*grid), &args) }?;
+        unsafe { kernel.launch(stream, cfg(*grid), &args[..2 + 2 * n]) }?;
     }
-    let args: Vec<_> = adms.iter().map(|g| arg(&g.plans[3].mask)).collect();
+    let args = [arg(&a.plans[3].mask), arg(&last.plans[3].mask)];
     // SAFETY: MaskArgs (per frame) as declared in adm.cu; as above; `result` is the slot's
     // pinned result or 0 (prepare).
     unsafe {
-        pick(pair, &k.mask123, &k.mask123_x2).launch(stream, cfg(a.plans[3].mask_grid), &args)
+        pick(pair, &k.mask123, &k.mask123_x2).launch(stream, cfg(a.plans[3].mask_grid), &args[..n])
     }
 }
 
