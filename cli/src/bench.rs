@@ -262,8 +262,10 @@ fn device_run(
         }
         if let Some(n) = trace.filter(|n| i % n == 0) {
             let mut last: Vec<f64> = other[other.len().saturating_sub(n)..].to_vec();
+            let (replayed, captured) = cuda::graph::frames_on_this_thread();
             eprintln!(
-                "trace: frames {}..={i}: {:.0} fps, submit median {:.4} ms",
+                "trace: frames {}..={i}: {:.0} fps, submit median {:.4} ms, graphs so far: \
+                 {replayed} replayed, {captured} captured",
                 trace_from.1 + 1,
                 (i - trace_from.1) as f64 / trace_from.0.elapsed().as_secs_f64(),
                 median_of(&mut last)

@@ -162,18 +162,51 @@ impl Context {
         self.inner.raw == other.inner.raw
     }
 
-    /// Pushes the context on this thread until the returned guard is dropped.
+    /// Makes the context current on this thread until the returned guard is dropped: pushes it,
+    /// or, where an outer guard of this thread already made it current, only counts one more
+    /// user of that push (an engine binds once per frame, and each of the frame's driver calls
+    /// inside binds again: nested binds cost no push and pop of their own).
     pub fn bind(&self) -> CudaResult<Bound<'_>> {
+        let raw = self.inner.raw;
+        let nested = BOUND.with(|b| {
+            let (top, depth) = b.get();
+            let nested = depth > 0 && top == raw;
+            if nested {
+                b.set((top, depth + 1));
+            }
+            nested
+        });
+        if nested {
+            return Ok(Bound {
+                raw,
+                _ctx: PhantomData,
+                outer: None,
+                _not_send: PhantomData,
+            });
+        }
         guarded("Context::bind", || {
             // SAFETY: the context is alive (owned by us, or borrowed under `borrow`'s contract).
-            check(unsafe { sys::cuCtxPushCurrent_v2(self.inner.raw) }, || {
+            check(unsafe { sys::cuCtxPushCurrent_v2(raw) }, || {
                 "cuCtxPushCurrent".into()
             })?;
             Ok(Bound {
-                ctx: self,
+                raw,
+                _ctx: PhantomData,
+                outer: Some(BOUND.with(|b| b.replace((raw, 1)))),
                 _not_send: PhantomData,
             })
         })
+    }
+
+    /// [`Context::bind`] for a caller that cannot borrow the context for the guard's life (an
+    /// engine binding once for a whole frame while it changes its own fields).
+    ///
+    /// # Safety
+    /// The context must stay alive until the returned guard is dropped.
+    pub(crate) unsafe fn bind_unbounded(&self) -> CudaResult<Bound<'static>> {
+        let bound = self.bind()?;
+        // SAFETY: the guard only holds the raw handle; the caller keeps the context alive.
+        Ok(unsafe { std::mem::transmute::<Bound<'_>, Bound<'static>>(bound) })
     }
 
     /// Free and total device memory as the driver reports them (`cuMemGetInfo`).
@@ -191,16 +224,39 @@ impl Context {
     }
 }
 
-/// The context pushed on this thread; popped on drop. Not `Send`: it must be popped on the
-/// thread that pushed it.
+thread_local! {
+    /// The context the innermost [`Bound`] of this thread pushed, and how many guards share
+    /// that push (0: none).
+    static BOUND: std::cell::Cell<(sys::CUcontext, usize)> =
+        const { std::cell::Cell::new((std::ptr::null_mut(), 0)) };
+}
+
+/// The context made current on this thread by [`Context::bind`]; popped on drop (by the guard
+/// that pushed it). Not `Send`: it must be popped on the thread that pushed it.
 pub struct Bound<'a> {
-    ctx: &'a Context,
+    raw: sys::CUcontext,
+    _ctx: PhantomData<&'a Context>,
+    /// For the guard that pushed: what [`BOUND`] was before, restored when it pops.
+    outer: Option<(sys::CUcontext, usize)>,
     _not_send: PhantomData<*const ()>,
 }
 
 impl Drop for Bound<'_> {
     fn drop(&mut self) {
-        let expected = self.ctx.inner.raw;
+        let Some(outer) = self.outer else {
+            BOUND.with(|b| {
+                let (top, depth) = b.get();
+                // Guards drop in reverse order of their binds: the innermost push is this one's.
+                debug_assert!(
+                    top == self.raw && depth > 1,
+                    "nested context guard out of order"
+                );
+                b.set((top, depth.saturating_sub(1)));
+            });
+            return;
+        };
+        BOUND.with(|b| b.set(outer));
+        let expected = self.raw;
         release("context binding", || {
             let mut popped: sys::CUcontext = std::ptr::null_mut();
             // SAFETY: bind() pushed `expected` on this thread; the guard is !Send, so this pops

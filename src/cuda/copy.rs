@@ -17,6 +17,7 @@ use super::error::{check, CudaError, CudaResult};
 use super::fault::{self, FaultKind};
 use super::memory::{as_bytes, as_bytes_mut, DeviceBuffer, DeviceRepr, PinnedBuffer};
 use super::plane::DevicePlaneBuf;
+use super::record::{self, Op};
 use super::stream::Stream;
 
 const HOST: sys::CUmemorytype = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
@@ -63,6 +64,7 @@ pub unsafe fn copy_2d_async(
     stream: &Stream,
 ) -> CudaResult<()> {
     guarded("copy_2d_async", || {
+        record::refuse("a 2-D copy")?;
         let call = || format!("cuMemcpy2DAsync({width_bytes}x{height} bytes, {src:?} -> {dst:?})");
         fault::hit(FaultKind::Copy, call)?;
         // Every field spelled out: the memory-type enums have no zero value, so the struct
@@ -110,6 +112,7 @@ pub unsafe fn htod_async(
     stream: &Stream,
 ) -> CudaResult<()> {
     guarded("htod_async", || {
+        record::refuse("an upload")?;
         let call = || format!("cuMemcpyHtoDAsync({bytes} bytes)");
         fault::hit(FaultKind::Copy, call)?;
         let _bound = stream.context().bind()?;
@@ -134,6 +137,16 @@ pub unsafe fn dtoh_async(
     guarded("dtoh_async", || {
         let call = || format!("cuMemcpyDtoHAsync({bytes} bytes)");
         fault::hit(FaultKind::Copy, call)?;
+        if record::push(|| {
+            Ok(Op::Dtoh {
+                dst: dst as usize,
+                src,
+                bytes,
+                stream: stream.raw() as usize,
+            })
+        })? {
+            return Ok(());
+        }
         let _bound = stream.context().bind()?;
         // SAFETY: guaranteed by the caller.
         check(
@@ -156,6 +169,16 @@ pub unsafe fn memset_async(
     guarded("memset_async", || {
         let call = || format!("cuMemsetD8Async({bytes} bytes)");
         fault::hit(FaultKind::Copy, call)?;
+        if record::push(|| {
+            Ok(Op::Memset {
+                dst,
+                value,
+                bytes,
+                stream: stream.raw() as usize,
+            })
+        })? {
+            return Ok(());
+        }
         let _bound = stream.context().bind()?;
         // SAFETY: guaranteed by the caller.
         check(

@@ -30,11 +30,12 @@ use super::context::Context;
 use super::copy::dtoh_async;
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
-use super::graph::{Capture, GraphExec};
+use super::graph::{Capture, GraphExec, Recorded, SlotGraph};
 use super::memory::{DeviceBuffer, PinnedBuffer};
 use super::motion::{GpuMotion, MotionKernels, MotionPath};
 use super::plane::{DevicePlane, DevicePlaneBuf};
 use super::psnr::{stage_plane, PsnrKernels, STAGE_PARALLEL_BYTES};
+use super::record;
 use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
@@ -558,7 +559,10 @@ struct Graphs {
     /// Every frame in device memory too, not only uploaded ones and those that overlap
     /// ([`GraphUse`], [`launch_for`]).
     device_frames: bool,
-    execs: Vec<Option<GraphExec>>,
+    /// Frames are recorded, and replay their slot's graph when they have its shape
+    /// ([`super::graph::SlotGraph::Replayed`]); else every frame is captured.
+    replay: bool,
+    execs: Vec<Option<SlotGraph>>,
     fork: Event,
     side_joined: Event,
     aux_joined: Event,
@@ -567,6 +571,17 @@ struct Graphs {
     last_launch: Option<Launch>,
     /// The barrier's events: one per stream the frames run on ([`GpuFeatures::streams`]).
     handover: Vec<Event>,
+}
+
+/// Whether frames are recorded and replay their slot's graph ([`super::graph::SlotGraph`]):
+/// only where `setting` (the value of `VMAFCUDA_GRAPH_REPLAY`) is `1`, for now. Measured on an
+/// H200 (BENCHMARKS.md, 2026-11-29, stop 54): every CUDA suite exact with it; 176x144 device
+/// frames 49,559-56,334 fps against 34,211-51,570 captured; 576x324 no clear change; but the
+/// process's bytes in use grow at first with it (1,000 full rebuilds at 1920x1080: 53.6 and
+/// 33.5 B per rebuild in the two halves, against 5.4 and 1.5 without), levelling off over
+/// longer runs (6,000: 8.6 and 2.0), and that growth is not yet explained.
+fn replay_wanted(setting: Option<&str>) -> bool {
+    setting.map(str::trim) == Some("1")
 }
 
 /// Which frames an engine launches as one CUDA graph each.
@@ -948,6 +963,8 @@ impl GpuFeatures {
             graphs: if graphs {
                 Some(Graphs {
                     device_frames: graph_use == GraphUse::Always || small,
+                    replay: kernels.motion.recordable()
+                        && replay_wanted(std::env::var("VMAFCUDA_GRAPH_REPLAY").ok().as_deref()),
                     execs: (0..SLOTS).map(|_| None).collect(),
                     fork: Event::new(ctx, false)?,
                     side_joined: Event::new(ctx, false)?,
@@ -1038,6 +1055,9 @@ impl GpuFeatures {
         distorted: &PictureRef,
         tag: usize,
     ) -> CudaResult<Vec<GpuFrame>> {
+        // One push of the context for the whole call: the driver calls inside find it current.
+        // SAFETY: self.kernels keeps the context alive beyond this call.
+        let _bound = unsafe { self.kernels.context().bind_unbounded() }?;
         let with_chroma =
             self.plan.psnr && reference.chroma.is_some() && distorted.chroma.is_some();
         let host_planes = self.host_planes(staging, reference, distorted)?;
@@ -1096,6 +1116,9 @@ impl GpuFeatures {
         if !(reference.is_pinned() && distorted.is_pinned()) {
             return self.submit_host(staging, &r, &d, tag);
         }
+        // One push of the context for the whole call: the driver calls inside find it current.
+        // SAFETY: self.kernels keeps the context alive beyond this call.
+        let _bound = unsafe { self.kernels.context().bind_unbounded() }?;
         let host_planes = self.host_planes(staging, &r, &d)?;
         let with_chroma = host_planes.len() > 2;
         let which = [PinnedPlane::Luma, PinnedPlane::Cb, PinnedPlane::Cr];
@@ -1232,6 +1255,9 @@ impl GpuFeatures {
         distorted: &DevicePicture,
         tag: usize,
     ) -> CudaResult<Vec<GpuFrame>> {
+        // One push of the context for the whole call: the driver calls inside find it current.
+        // SAFETY: self.kernels keeps the context alive beyond this call.
+        let _bound = unsafe { self.kernels.context().bind_unbounded() }?;
         let (slot, out) = self.claim_slot()?;
         // (Motion reads a pair's first picture as the second's previous one: unshifted only.)
         let pair = self.pairs && self.motion.pairable([&reference.luma; 2]);
@@ -1283,6 +1309,9 @@ impl GpuFeatures {
 
     /// Waits for every frame in flight and returns their results, oldest first.
     pub fn drain(&mut self) -> CudaResult<Vec<GpuFrame>> {
+        // One push of the context for the whole call: the driver calls inside find it current.
+        // SAFETY: self.kernels keeps the context alive beyond this call.
+        let _bound = unsafe { self.kernels.context().bind_unbounded() }?;
         self.flush_pending()?;
         let mut out = Vec::with_capacity(self.in_flight.len());
         while !self.in_flight.is_empty() {
@@ -1516,15 +1545,44 @@ impl GpuFeatures {
                 self.aux_done[w.slot].record(&self.aux)?;
             }
         }
+        // Recorded (not queued) first, where the driver allows: a frame of the shape its
+        // slot's graph was built from replays it with the parameters that changed.
+        let recorded = if graphs.replay {
+            // SAFETY: forwarded from this function's contract; the operations are queued
+            // below (replayed or captured), or not at all with an error.
+            Some(record::record(|| unsafe { self.queue_work(work, launch) })?)
+        } else {
+            None
+        };
         let on = self.launch_stream_of(slot, launch);
+        if let (Some((chroma_pixels, ops)), Some(SlotGraph::Replayed(r))) =
+            (&recorded, &mut graphs.execs[slot])
+        {
+            if r.replay(ops)? {
+                r.exec().launch(on)?;
+                super::graph::count_frame(true);
+                return Ok(chroma_pixels.clone());
+            }
+        }
         let capture = Capture::begin(on)?;
         graphs.fork.record(on)?;
         graphs.fork.wait_in(&self.side)?;
         if !overlapped {
             graphs.fork.wait_in(&self.aux)?;
         }
-        // SAFETY: forwarded from this function's contract.
-        let queued = unsafe { self.queue_work(work, launch) };
+        let queued = match &recorded {
+            Some((chroma_pixels, ops)) => (|| {
+                let _bound = self.kernels.context().bind()?;
+                for op in ops {
+                    // SAFETY: recorded just now from this frame's work, on this engine's live
+                    // streams, events, kernels and buffers, and the caller's pictures.
+                    unsafe { op.queue() }?;
+                }
+                Ok(chroma_pixels.clone())
+            })(),
+            // SAFETY: forwarded from this function's contract.
+            None => unsafe { self.queue_work(work, launch) },
+        };
         // Joined back even when queuing failed: a capture ends cleanly (and is thrown away
         // with the error) only once every stream that joined it has joined back.
         let on = self.launch_stream_of(slot, launch);
@@ -1542,17 +1600,23 @@ impl GpuFeatures {
         let graph = capture.end()?;
         let exec = &mut graphs.execs[slot];
         let updated = match exec {
-            Some(e) => e.update(&graph)?,
-            None => false,
+            Some(SlotGraph::Updated(e)) => e.update(&graph)?,
+            _ => false,
         };
         if !updated {
             // Drop the old one first: the slot's earlier frame is collected (claim_slot).
             *exec = None;
-            *exec = Some(GraphExec::instantiate(&graph, self.node_priority)?);
+            let made = GraphExec::instantiate(&graph, self.node_priority)?;
+            *exec = Some(match recorded {
+                Some((_, ops)) => Recorded::build(graph, made, ops)?,
+                None => SlotGraph::Updated(made),
+            });
         }
         exec.as_ref()
             .expect("instantiated above")
+            .exec()
             .launch(self.launch_stream_of(slot, launch))?;
+        super::graph::count_frame(false);
         Ok(chroma_pixels)
     }
 
@@ -1929,6 +1993,15 @@ mod tests {
         assert_eq!(v, [10, 11, 12, 113]);
         assert!(two_of(&mut v, 2, 2).is_err());
         assert!(two_of(&mut v, 0, 4).is_err());
+    }
+
+    #[test]
+    fn graphs_replay_only_when_asked() {
+        assert!(!replay_wanted(None));
+        assert!(!replay_wanted(Some("0")));
+        assert!(!replay_wanted(Some("yes")));
+        assert!(replay_wanted(Some("1")));
+        assert!(replay_wanted(Some(" 1 ")));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::context::Context;
 use super::counters;
 use super::driver::{self, guarded, release};
 use super::error::{check, CudaError, CudaResult};
+use super::record::{self, Op};
 use super::stream::Stream;
 
 /// An event in a [`Context`]; destroyed on drop.
@@ -59,6 +60,15 @@ impl Event {
     /// Marks the point in `stream`'s work that this event completes at.
     pub fn record(&self, stream: &Stream) -> CudaResult<()> {
         guarded("Event::record", || {
+            let op = || {
+                Ok(Op::Record {
+                    event: self.raw as usize,
+                    stream: stream.raw() as usize,
+                })
+            };
+            if record::push(op)? {
+                return Ok(());
+            }
             let _bound = self.ctx.bind()?;
             // SAFETY: live event and stream.
             check(
@@ -72,6 +82,15 @@ impl Event {
     /// completes.
     pub fn wait_in(&self, stream: &Stream) -> CudaResult<()> {
         guarded("Event::wait_in", || {
+            let op = || {
+                Ok(Op::Wait {
+                    event: self.raw as usize,
+                    stream: stream.raw() as usize,
+                })
+            };
+            if record::push(op)? {
+                return Ok(());
+            }
             let _bound = stream.context().bind()?;
             // SAFETY: live stream and event; flags must be 0.
             check(
@@ -84,6 +103,7 @@ impl Event {
     /// Waits until the work before the last record has finished.
     pub fn synchronize(&self) -> CudaResult<()> {
         guarded("Event::synchronize", || {
+            record::refuse("a wait on the host")?;
             let _bound = self.ctx.bind()?;
             // SAFETY: live event.
             check(unsafe { sys::cuEventSynchronize(self.raw) }, || {

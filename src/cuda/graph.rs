@@ -6,6 +6,13 @@
 //! updates the slot's executable graph in place with the new parameters (`cuGraphExecUpdate`:
 //! the same kernels in the same shape, other pointers and scalars), so nothing is cached by
 //! guesswork: what runs is always exactly what was queued.
+//!
+//! Where the driver lets launches be recorded ([`super::record`]), the engine records a frame's
+//! work instead of capturing it: a frame whose operations have the shape its slot's graph was
+//! built from replays that graph ([`SlotGraph::Replayed`]) after setting the parameters of the
+//! kernels whose values changed (a pair's picture pointers), which costs the host a fraction
+//! of a capture and an update. Any other difference (another kernel, launch size, copy, event
+//! or stream) builds the graph again, by capturing the recorded operations.
 
 use cudarc::driver::sys;
 
@@ -14,6 +21,7 @@ use super::counters;
 use super::driver::{guarded, release};
 use super::error::{check, CudaError, CudaResult};
 use super::fault::{self, FaultKind};
+use super::record::Op;
 use super::stream::Stream;
 
 /// A captured graph (the template an executable graph is made or updated from).
@@ -195,4 +203,221 @@ impl Drop for GraphExec {
             counters::down(&counters::GRAPHS, 1);
         }
     }
+}
+
+thread_local! {
+    /// Frames this thread launched as graphs: (replayed, captured).
+    static FRAMES: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Frames this thread has launched as graphs so far: how many replayed their slot's graph
+/// ([`SlotGraph::Replayed`]) and how many were captured (`vmafcuda bench`'s trace prints them).
+pub fn frames_on_this_thread() -> (u64, u64) {
+    FRAMES.with(|f| f.get())
+}
+
+/// Counts a graph launch of this thread ([`frames_on_this_thread`]).
+pub fn count_frame(replayed: bool) {
+    FRAMES.with(|f| {
+        let (r, c) = f.get();
+        f.set(if replayed { (r + 1, c) } else { (r, c + 1) });
+    });
+}
+
+/// The executable graph of an engine slot.
+pub enum SlotGraph {
+    /// Built from recorded operations, with the kernel node of each launch: replayed with new
+    /// parameter values while the operations keep their shape.
+    Replayed(Recorded),
+    /// Updated from each frame's capture (launches not recorded, or not told apart).
+    Updated(GraphExec),
+}
+
+impl SlotGraph {
+    pub fn exec(&self) -> &GraphExec {
+        match self {
+            SlotGraph::Replayed(r) => &r.exec,
+            SlotGraph::Updated(e) => e,
+        }
+    }
+}
+
+/// An executable graph with the operations it was captured from and each launch's node.
+pub struct Recorded {
+    ops: Vec<Op>,
+    /// The kernel node of each launch of `ops`, in the graph (null for the other operations).
+    nodes: Vec<sys::CUgraphNode>,
+    exec: GraphExec,
+    /// The nodes belong to it: kept for as long as they are used.
+    _graph: Graph,
+}
+
+// SAFETY: node handles are plain references into the graph, used with its context pushed, by
+// the one engine that owns them (&mut self).
+unsafe impl Send for Recorded {}
+// SAFETY: a shared reference only reaches the executable graph's launch (see GraphExec) and
+// reads; the nodes and graph are used through &mut self alone.
+unsafe impl Sync for Recorded {}
+
+impl Recorded {
+    pub fn exec(&self) -> &GraphExec {
+        &self.exec
+    }
+
+    /// `exec`, instantiated from `graph`, which was captured by queuing `ops` in order: as a
+    /// [`SlotGraph::Replayed`] when every launch of `ops` is found as exactly one kernel node
+    /// of `graph` (same kernel, launch size and parameter values; no two launches alike), else
+    /// as a [`SlotGraph::Updated`].
+    pub fn build(graph: Graph, exec: GraphExec, ops: Vec<Op>) -> CudaResult<SlotGraph> {
+        let nodes = guarded("Recorded::build", || launch_nodes(&graph, &ops))?;
+        Ok(match nodes {
+            Some(nodes) => SlotGraph::Replayed(Recorded {
+                ops,
+                nodes,
+                exec,
+                _graph: graph,
+            }),
+            None => SlotGraph::Updated(exec),
+        })
+    }
+
+    /// When `ops` has the shape of the operations the graph was built from (the same
+    /// operations in the same order, launches differing at most in their parameter values):
+    /// sets the new values of the launches whose values changed, and returns true. Else false,
+    /// and nothing is changed.
+    pub fn replay(&mut self, ops: &[Op]) -> CudaResult<bool> {
+        if ops.len() != self.ops.len() || !ops.iter().zip(&self.ops).all(|(a, b)| a.same_shape(b)) {
+            return Ok(false);
+        }
+        guarded("Recorded::replay", || {
+            let _bound = self.exec.ctx.bind()?;
+            for ((new, old), &node) in ops.iter().zip(self.ops.iter_mut()).zip(&self.nodes) {
+                if new == old {
+                    continue;
+                }
+                let Op::Launch {
+                    function,
+                    grid,
+                    block,
+                    shared_bytes,
+                    layout,
+                    args,
+                    ..
+                } = new
+                else {
+                    // (same_shape: other operations are equal or not the same shape.)
+                    return Err(CudaError::InvalidArgument(
+                        "a recorded operation changed".into(),
+                    ));
+                };
+                let mut params = Op::params(layout, args);
+                // SAFETY: plain-old-data; the fields the driver reads are set below.
+                let mut p: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
+                p.func = *function as sys::CUfunction;
+                (p.gridDimX, p.gridDimY, p.gridDimZ) = *grid;
+                (p.blockDimX, p.blockDimY, p.blockDimZ) = *block;
+                p.sharedMemBytes = *shared_bytes;
+                p.kernelParams = params.as_mut_ptr();
+                // SAFETY: our live executable graph and a kernel node of the graph it was
+                // instantiated from (mapped in build), running the same function in the same
+                // shape; one pointer per parameter into `args`, read during the call.
+                check(
+                    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec.raw, node, &p) },
+                    || format!("cuGraphExecKernelNodeSetParams(function {function:#x})"),
+                )?;
+                *old = new.clone();
+            }
+            Ok(true)
+        })
+    }
+}
+
+/// The kernel node of each launch of `ops` in `graph` (null for other operations), or None
+/// when they cannot be told apart (see [`Recorded::build`]).
+fn launch_nodes(graph: &Graph, ops: &[Op]) -> CudaResult<Option<Vec<sys::CUgraphNode>>> {
+    let _bound = graph.ctx.bind()?;
+    let mut count = 0usize;
+    // SAFETY: our live graph; a null array asks for the count.
+    check(
+        unsafe { sys::cuGraphGetNodes(graph.raw, std::ptr::null_mut(), &mut count) },
+        || "cuGraphGetNodes".into(),
+    )?;
+    let mut all = vec![std::ptr::null_mut(); count];
+    // SAFETY: room for `count` nodes.
+    check(
+        unsafe { sys::cuGraphGetNodes(graph.raw, all.as_mut_ptr(), &mut count) },
+        || "cuGraphGetNodes".into(),
+    )?;
+    all.truncate(count);
+    // Each kernel node's launch, as a recorded one would read.
+    let mut kernels = Vec::new();
+    for node in all {
+        // SAFETY: a node of our live graph; valid out pointer.
+        let mut ty = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+        check(unsafe { sys::cuGraphNodeGetType(node, &mut ty) }, || {
+            "cuGraphNodeGetType".into()
+        })?;
+        if ty != sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
+            continue;
+        }
+        // SAFETY: plain-old-data out structure.
+        let mut p: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
+        // SAFETY: a kernel node of our live graph; valid out pointer.
+        check(
+            unsafe { sys::cuGraphKernelNodeGetParams_v2(node, &mut p) },
+            || "cuGraphKernelNodeGetParams".into(),
+        )?;
+        kernels.push((node, p));
+    }
+    let launches = ops
+        .iter()
+        .filter(|op| matches!(op, Op::Launch { .. }))
+        .count();
+    if kernels.len() != launches {
+        return Ok(None);
+    }
+    let mut used = vec![false; kernels.len()];
+    let mut nodes = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        let Op::Launch {
+            function,
+            grid,
+            block,
+            shared_bytes,
+            layout,
+            args,
+            ..
+        } = op
+        else {
+            nodes.push(std::ptr::null_mut());
+            continue;
+        };
+        // No two launches alike: which node is which would be a guess.
+        if ops[..i].iter().any(|earlier| earlier == op) {
+            return Ok(None);
+        }
+        let found = kernels.iter().enumerate().position(|(k, (_, p))| {
+            !used[k]
+                && p.func as usize == *function
+                && (p.gridDimX, p.gridDimY, p.gridDimZ) == *grid
+                && (p.blockDimX, p.blockDimY, p.blockDimZ) == *block
+                && p.sharedMemBytes == *shared_bytes
+                && !p.kernelParams.is_null()
+                && layout.iter().enumerate().all(|(j, &(offset, size))| {
+                    // SAFETY: the node's parameter array has one pointer per parameter of its
+                    // function (the same function as the launch), each to `size` bytes, valid
+                    // while the node is unchanged.
+                    let value = unsafe {
+                        std::slice::from_raw_parts((*p.kernelParams.add(j)).cast::<u8>(), size)
+                    };
+                    value == &args[offset..offset + size]
+                })
+        });
+        let Some(k) = found else {
+            return Ok(None);
+        };
+        used[k] = true;
+        nodes.push(kernels[k].0);
+    }
+    Ok(Some(nodes))
 }

@@ -34,6 +34,7 @@ pub mod motion;
 pub mod plane;
 pub mod pool;
 pub mod psnr;
+pub mod record;
 pub mod stage_timing;
 pub mod stream;
 pub mod vif;

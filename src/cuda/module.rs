@@ -10,6 +10,7 @@ use super::counters;
 use super::driver::{guarded, release};
 use super::error::{check, CudaError, CudaResult};
 use super::fault::{self, FaultKind};
+use super::record::{self, Op, ParamLayout};
 use super::stream::Stream;
 
 /// A module loaded into a [`Context`]; unloaded when it and every [`Function`] taken from it
@@ -90,6 +91,7 @@ impl Module {
                 raw,
                 name: format!("{}::{name}", self.inner.name),
                 module: self.inner.clone(),
+                layout: param_layout(raw),
             })
         })
     }
@@ -141,6 +143,32 @@ pub struct Function {
     raw: sys::CUfunction,
     name: String,
     module: Arc<ModuleInner>,
+    /// Its parameters' offsets and sizes, where the driver tells them (CUDA 12.4 and later):
+    /// what recording a launch ([`record`]) needs.
+    layout: Option<ParamLayout>,
+}
+
+type FuncGetParamInfo =
+    unsafe extern "C" fn(sys::CUfunction, usize, *mut usize, *mut usize) -> sys::CUresult;
+
+/// `function`'s parameter layout (`cuFuncGetParamInfo` for each index until the driver says
+/// there is none), or None where the driver has no such call.
+fn param_layout(function: sys::CUfunction) -> Option<ParamLayout> {
+    // SAFETY: the type matches cuFuncGetParamInfo's C signature.
+    let info =
+        unsafe { super::driver::symbol::<FuncGetParamInfo>(&["cuFuncGetParamInfo"]) }.ok()?;
+    let mut layout = Vec::new();
+    loop {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: a function of a loaded module; valid out pointers. An index past the last
+        // parameter is an error, which ends the list.
+        let r = unsafe { info(function, layout.len(), &mut offset, &mut size) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            break;
+        }
+        layout.push((offset, size));
+    }
+    Some(record::intern(layout))
 }
 
 // SAFETY: function handles are context-wide; launches bind the context and are thread-safe.
@@ -158,6 +186,11 @@ pub fn arg<T>(value: &T) -> *mut c_void {
 impl Function {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether a launch of this function can be recorded ([`record`]).
+    pub fn recordable(&self) -> bool {
+        self.layout.is_some()
     }
 
     /// Queues the kernel on `stream` (`cuLaunchKernel`).
@@ -187,6 +220,28 @@ impl Function {
                 )));
             }
             fault::hit(FaultKind::Launch, call)?;
+            let recorded = record::push(|| {
+                let layout = self.layout.ok_or_else(|| {
+                    CudaError::InvalidArgument(format!(
+                        "{}: the driver gives no parameter layout to record a launch with",
+                        self.name
+                    ))
+                })?;
+                Ok(Op::Launch {
+                    function: self.raw as usize,
+                    grid: config.grid,
+                    block: config.block,
+                    shared_bytes: config.shared_bytes,
+                    stream: stream.raw() as usize,
+                    // SAFETY: the caller's contract: one pointer per parameter, to a value of
+                    // the parameter's type.
+                    args: unsafe { record::pack(&self.name, layout, args) }?,
+                    layout,
+                })
+            })?;
+            if recorded {
+                return Ok(());
+            }
             let _bound = self.module.ctx.bind()?;
             let (g, b) = (config.grid, config.block);
             // SAFETY: live function and stream of the current context. The driver only reads

@@ -81,6 +81,7 @@ impl Stream {
     /// Waits until all work submitted to this stream has finished.
     pub fn synchronize(&self) -> CudaResult<()> {
         guarded("Stream::synchronize", || {
+            super::record::refuse("a wait on the host")?;
             let _bound = self.ctx.bind()?;
             // SAFETY: our live stream, its context current.
             check(unsafe { sys::cuStreamSynchronize(self.raw) }, || {
