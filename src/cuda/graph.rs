@@ -295,35 +295,26 @@ impl Recorded {
                 if new == old {
                     continue;
                 }
-                let Op::Launch {
-                    function,
-                    grid,
-                    block,
-                    shared_bytes,
-                    layout,
-                    args,
-                    ..
-                } = new
-                else {
+                let Op::Launch(l) = new else {
                     // (same_shape: other operations are equal or not the same shape.)
                     return Err(CudaError::InvalidArgument(
                         "a recorded operation changed".into(),
                     ));
                 };
-                let mut params = Op::params(layout, args);
+                let mut params = l.params();
                 // SAFETY: plain-old-data; the fields the driver reads are set below.
                 let mut p: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
-                p.func = *function as sys::CUfunction;
-                (p.gridDimX, p.gridDimY, p.gridDimZ) = *grid;
-                (p.blockDimX, p.blockDimY, p.blockDimZ) = *block;
-                p.sharedMemBytes = *shared_bytes;
+                p.func = l.function as sys::CUfunction;
+                (p.gridDimX, p.gridDimY, p.gridDimZ) = l.grid;
+                (p.blockDimX, p.blockDimY, p.blockDimZ) = l.block;
+                p.sharedMemBytes = l.shared_bytes;
                 p.kernelParams = params.as_mut_ptr();
                 // SAFETY: our live executable graph and a kernel node of the graph it was
                 // instantiated from (mapped in build), running the same function in the same
                 // shape; one pointer per parameter into `args`, read during the call.
                 check(
                     unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec.raw, node, &p) },
-                    || format!("cuGraphExecKernelNodeSetParams(function {function:#x})"),
+                    || format!("cuGraphExecKernelNodeSetParams(function {:#x})", l.function),
                 )?;
                 *old = new.clone();
             }
@@ -379,16 +370,7 @@ fn launch_nodes(graph: &Graph, ops: &[Op]) -> CudaResult<Option<Vec<sys::CUgraph
     let mut used = vec![false; kernels.len()];
     let mut nodes = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
-        let Op::Launch {
-            function,
-            grid,
-            block,
-            shared_bytes,
-            layout,
-            args,
-            ..
-        } = op
-        else {
+        let Op::Launch(l) = op else {
             nodes.push(std::ptr::null_mut());
             continue;
         };
@@ -398,19 +380,19 @@ fn launch_nodes(graph: &Graph, ops: &[Op]) -> CudaResult<Option<Vec<sys::CUgraph
         }
         let found = kernels.iter().enumerate().position(|(k, (_, p))| {
             !used[k]
-                && p.func as usize == *function
-                && (p.gridDimX, p.gridDimY, p.gridDimZ) == *grid
-                && (p.blockDimX, p.blockDimY, p.blockDimZ) == *block
-                && p.sharedMemBytes == *shared_bytes
+                && p.func as usize == l.function
+                && (p.gridDimX, p.gridDimY, p.gridDimZ) == l.grid
+                && (p.blockDimX, p.blockDimY, p.blockDimZ) == l.block
+                && p.sharedMemBytes == l.shared_bytes
                 && !p.kernelParams.is_null()
-                && layout.iter().enumerate().all(|(j, &(offset, size))| {
+                && l.layout.iter().enumerate().all(|(j, &(offset, size))| {
                     // SAFETY: the node's parameter array has one pointer per parameter of its
                     // function (the same function as the launch), each to `size` bytes, valid
                     // while the node is unchanged.
                     let value = unsafe {
                         std::slice::from_raw_parts((*p.kernelParams.add(j)).cast::<u8>(), size)
                     };
-                    value == &args[offset..offset + size]
+                    value == &l.args[offset..offset + size]
                 })
         });
         let Some(k) = found else {

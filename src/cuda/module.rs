@@ -10,7 +10,7 @@ use super::counters;
 use super::driver::{guarded, release};
 use super::error::{check, CudaError, CudaResult};
 use super::fault::{self, FaultKind};
-use super::record::{self, Op, ParamLayout};
+use super::record::{self, Launch, Op, ParamLayout};
 use super::stream::Stream;
 
 /// A module loaded into a [`Context`]; unloaded when it and every [`Function`] taken from it
@@ -227,7 +227,7 @@ impl Function {
                         self.name
                     ))
                 })?;
-                Ok(Op::Launch {
+                Ok(Op::Launch(Launch {
                     function: self.raw as usize,
                     grid: config.grid,
                     block: config.block,
@@ -237,7 +237,7 @@ impl Function {
                     // the parameter's type.
                     args: unsafe { record::pack(&self.name, layout, args) }?,
                     layout,
-                })
+                }))
             })?;
             if recorded {
                 return Ok(());

@@ -38,20 +38,55 @@ pub fn intern(layout: Vec<(usize, usize)>) -> ParamLayout {
     l
 }
 
+/// A recorded `cuLaunchKernel`: `args` holds the parameter values packed at `layout`'s offsets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub function: usize,
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+    pub stream: usize,
+    pub layout: ParamLayout,
+    pub args: Vec<u8>,
+}
+
+impl Launch {
+    /// Whether `other` launches the same kernel in the same shape on the same stream (its
+    /// parameter values may differ).
+    pub fn same_shape(&self, other: &Launch) -> bool {
+        (
+            self.function,
+            self.grid,
+            self.block,
+            self.shared_bytes,
+            self.stream,
+            self.args.len(),
+        ) == (
+            other.function,
+            other.grid,
+            other.block,
+            other.shared_bytes,
+            other.stream,
+            other.args.len(),
+        )
+    }
+
+    /// Pointers to each parameter's value in `args`, as `kernelParams` wants them. Valid while
+    /// `args` is neither moved nor changed.
+    pub fn params(&self) -> Vec<*mut c_void> {
+        self.layout
+            .iter()
+            .map(|&(offset, _)| self.args[offset..].as_ptr().cast_mut().cast())
+            .collect()
+    }
+}
+
 /// One recorded driver operation. Handles are kept as integers (compared, never dereferenced
 /// here); they belong to the engine that recorded them, which outlives its graphs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
-    /// `cuLaunchKernel`: `args` holds the parameter values packed at their offsets.
-    Launch {
-        function: usize,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        shared_bytes: u32,
-        stream: usize,
-        layout: ParamLayout,
-        args: Vec<u8>,
-    },
+    /// `cuLaunchKernel`.
+    Launch(Launch),
     /// `cuMemcpyDtoHAsync`.
     Dtoh {
         dst: usize,
@@ -76,40 +111,9 @@ impl Op {
     /// Whether `other` is the same operation, but for a launch's parameter values.
     pub fn same_shape(&self, other: &Op) -> bool {
         match (self, other) {
-            (
-                Op::Launch {
-                    function,
-                    grid,
-                    block,
-                    shared_bytes,
-                    stream,
-                    args,
-                    ..
-                },
-                Op::Launch {
-                    function: f2,
-                    grid: g2,
-                    block: b2,
-                    shared_bytes: s2,
-                    stream: st2,
-                    args: a2,
-                    ..
-                },
-            ) => {
-                (function, grid, block, shared_bytes, stream, args.len())
-                    == (f2, g2, b2, s2, st2, a2.len())
-            }
+            (Op::Launch(a), Op::Launch(b)) => a.same_shape(b),
             (a, b) => a == b,
         }
-    }
-
-    /// Pointers to each parameter's value in `args`, as `kernelParams` wants them. Valid while
-    /// `args` is neither moved nor changed.
-    pub fn params(layout: &[(usize, usize)], args: &[u8]) -> Vec<*mut c_void> {
-        layout
-            .iter()
-            .map(|&(offset, _)| args[offset..].as_ptr().cast_mut().cast())
-            .collect()
     }
 
     /// Queues the operation on its stream for real. The caller has the context current.
@@ -119,37 +123,33 @@ impl Op {
     /// completes: as when it was recorded (the recording's contract).
     pub unsafe fn queue(&self) -> CudaResult<()> {
         match self {
-            Op::Launch {
-                function,
-                grid,
-                block,
-                shared_bytes,
-                stream,
-                layout,
-                args,
-            } => {
-                let mut params = Op::params(layout, args);
+            Op::Launch(l) => {
+                let mut params = l.params();
+                let (grid, block) = (l.grid, l.block);
                 // SAFETY: a function of a loaded module and a live stream (the caller's
                 // contract); one pointer per parameter, to a value of its size, read by the
                 // driver during this call.
                 check(
                     unsafe {
                         sys::cuLaunchKernel(
-                            *function as sys::CUfunction,
+                            l.function as sys::CUfunction,
                             grid.0,
                             grid.1,
                             grid.2,
                             block.0,
                             block.1,
                             block.2,
-                            *shared_bytes,
-                            *stream as sys::CUstream,
+                            l.shared_bytes,
+                            l.stream as sys::CUstream,
                             params.as_mut_ptr(),
                             std::ptr::null_mut(),
                         )
                     },
                     || {
-                        format!("cuLaunchKernel(function {function:#x}, grid {grid:?}, block {block:?})")
+                        format!(
+                            "cuLaunchKernel(function {:#x}, grid {grid:?}, block {block:?})",
+                            l.function
+                        )
                     },
                 )
             }
@@ -339,7 +339,16 @@ mod tests {
         assert_eq!(blob.len(), 16);
         assert_eq!(blob[..4], 7u32.to_ne_bytes());
         assert_eq!(blob[8..], b.to_ne_bytes());
-        let params = Op::params(&layout, &blob);
+        let launch = Launch {
+            function: 1,
+            grid: (1, 1, 1),
+            block: (1, 1, 1),
+            shared_bytes: 0,
+            stream: 2,
+            layout: intern(layout.to_vec()),
+            args: blob,
+        };
+        let params = launch.params();
         assert_eq!(params[1] as usize - params[0] as usize, 8);
         // SAFETY: as above.
         assert!(unsafe { pack("k", &layout, &args[..1]) }.is_err());
@@ -355,14 +364,16 @@ mod tests {
 
     #[test]
     fn launches_of_the_same_shape_differ_only_in_their_values() {
-        let launch = |args: Vec<u8>, grid| Op::Launch {
-            function: 1,
-            grid,
-            block: (32, 1, 1),
-            shared_bytes: 0,
-            stream: 9,
-            layout: intern(vec![(0, 8)]),
-            args,
+        let launch = |args: Vec<u8>, grid| {
+            Op::Launch(Launch {
+                function: 1,
+                grid,
+                block: (32, 1, 1),
+                shared_bytes: 0,
+                stream: 9,
+                layout: intern(vec![(0, 8)]),
+                args,
+            })
         };
         let a = launch(vec![0; 8], (1, 1, 1));
         assert!(a.same_shape(&launch(vec![1; 8], (1, 1, 1))));
