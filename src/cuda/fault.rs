@@ -1,9 +1,12 @@
 //! Fault injection for tests: make the n-th allocation, module load, kernel launch or copy fail
 //! with a synthetic driver error, to prove that every error path releases what it holds.
 //!
-//! Always compiled: when nothing is armed the cost is one relaxed atomic add and one load per
-//! operation. The state is process-wide, so tests that inject must not run concurrently with
-//! other CUDA tests of the same binary (take a lock).
+//! Always compiled: when nothing is armed the cost is two relaxed loads per operation.
+//! Operations are counted ([`operations`]) only once a test has called [`clear`] or
+//! [`inject`]: counting is an atomic add on one process-wide word, which every scorer thread
+//! would otherwise write at every launch and copy (64 scorers, tens of operations per frame
+//! each). The state is process-wide, so tests that inject must not run concurrently with other
+//! CUDA tests of the same binary (take a lock).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -56,6 +59,8 @@ impl FaultKind {
 /// The fault state; one process-wide instance backs the public functions.
 struct Faults {
     armed: AtomicBool,
+    /// Whether `seen` counts: from the first `clear` or `inject` on (tests only).
+    counting: AtomicBool,
     /// Per kind: operations left before the failing one (1 = the next fails), 0 = disarmed.
     countdown: [AtomicU64; KINDS],
     /// Per kind: operations attempted since the last clear.
@@ -66,12 +71,14 @@ impl Faults {
     const fn new() -> Self {
         Faults {
             armed: AtomicBool::new(false),
+            counting: AtomicBool::new(false),
             countdown: [const { AtomicU64::new(0) }; KINDS],
             seen: [const { AtomicU64::new(0) }; KINDS],
         }
     }
 
     fn inject(&self, kind: FaultKind, nth: u64) {
+        self.counting.store(true, Ordering::SeqCst);
         self.countdown[kind.index()].store(nth, Ordering::SeqCst);
         if nth > 0 {
             self.armed.store(true, Ordering::SeqCst);
@@ -84,11 +91,14 @@ impl Faults {
             self.countdown[i].store(0, Ordering::SeqCst);
             self.seen[i].store(0, Ordering::SeqCst);
         }
+        self.counting.store(true, Ordering::SeqCst);
     }
 
     fn hit(&self, kind: FaultKind, call: impl FnOnce() -> String) -> CudaResult<()> {
         let i = kind.index();
-        self.seen[i].fetch_add(1, Ordering::Relaxed);
+        if self.counting.load(Ordering::Relaxed) {
+            self.seen[i].fetch_add(1, Ordering::Relaxed);
+        }
         if !self.armed.load(Ordering::Relaxed) {
             return Ok(());
         }
@@ -117,7 +127,8 @@ pub fn clear() {
     FAULTS.clear();
 }
 
-/// Operations of `kind` attempted since the last [`clear`] (to choose `nth` values that hit).
+/// Operations of `kind` attempted since the last [`clear`] (to choose `nth` values that hit);
+/// none are counted before the process's first [`clear`] or [`inject`].
 pub fn operations(kind: FaultKind) -> u64 {
     FAULTS.seen[kind.index()].load(Ordering::SeqCst)
 }
@@ -135,6 +146,20 @@ pub(crate) fn hit(kind: FaultKind, call: impl FnOnce() -> String) -> CudaResult<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operations_are_counted_only_after_a_clear_or_an_injection() {
+        let f = Faults::new();
+        assert!(f.hit(FaultKind::Launch, || "k".into()).is_ok());
+        assert_eq!(f.seen[FaultKind::Launch.index()].load(Ordering::SeqCst), 0);
+        f.clear();
+        assert!(f.hit(FaultKind::Launch, || "k".into()).is_ok());
+        assert_eq!(f.seen[FaultKind::Launch.index()].load(Ordering::SeqCst), 1);
+        let g = Faults::new();
+        g.inject(FaultKind::Copy, 0);
+        assert!(g.hit(FaultKind::Launch, || "k".into()).is_ok());
+        assert_eq!(g.seen[FaultKind::Launch.index()].load(Ordering::SeqCst), 1);
+    }
 
     // A private instance: the process-wide one may be in use by GPU tests running alongside.
     #[test]
