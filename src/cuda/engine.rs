@@ -576,7 +576,8 @@ struct Graphs {
 /// Whether frames are recorded and replay their slot's graph ([`super::graph::SlotGraph`]):
 /// only where `setting` (the value of `VMAFCUDA_GRAPH_REPLAY`) is `1`, for now. Measured on an
 /// H200 (BENCHMARKS.md, 2026-11-29, stop 54): every CUDA suite exact with it; 176x144 device
-/// frames 49,559-56,334 fps against 34,211-51,570 captured; 576x324 no clear change; but the
+/// frames 49,559-56,334 fps against 34,211-51,570 captured in one call, 38,258 / 46,419
+/// against 40,235 / 31,115 in another; 576x324 no clear change; but the
 /// process's bytes in use grow at first with it (1,000 full rebuilds at 1920x1080: 53.6 and
 /// 33.5 B per rebuild in the two halves, against 5.4 and 1.5 without), levelling off over
 /// longer runs (6,000: 8.6 and 2.0), and that growth is not yet explained.
