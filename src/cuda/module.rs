@@ -154,9 +154,12 @@ type FuncGetParamInfo =
 /// `function`'s parameter layout (`cuFuncGetParamInfo` for each index until the driver says
 /// there is none), or None where the driver has no such call.
 fn param_layout(function: sys::CUfunction) -> Option<ParamLayout> {
+    // Looked up once per process (modules are loaded again at every cold rebuild).
+    static INFO: std::sync::OnceLock<Option<FuncGetParamInfo>> = std::sync::OnceLock::new();
     // SAFETY: the type matches cuFuncGetParamInfo's C signature.
-    let info =
-        unsafe { super::driver::symbol::<FuncGetParamInfo>(&["cuFuncGetParamInfo"]) }.ok()?;
+    let info = (*INFO.get_or_init(|| unsafe {
+        super::driver::symbol::<FuncGetParamInfo>(&["cuFuncGetParamInfo"]).ok()
+    }))?;
     let mut layout = Vec::new();
     loop {
         let (mut offset, mut size) = (0usize, 0usize);
