@@ -40,7 +40,7 @@ use super::stream::Stream;
 use super::vif::{GpuVif, VifKernels};
 
 /// Frames in flight, at most: while the GPU works on them, the host prepares (stages, enqueues)
-/// the next. Engines whose frames' graphs overlap (`Lanes`) use [`lane_slots`] of them, the
+/// the next. Engines whose frames' graphs overlap (`Lanes`) use `lane_slots` of them, the
 /// others `SERIAL_SLOTS`.
 pub const SLOTS: usize = 4;
 /// Frames in flight of overlapping engines outside [`FOUR_LANE_PIXELS`]. Measured on an H100
