@@ -3,8 +3,9 @@
 # src/cuda/graph.rs) do on a GPU, in one device call of about 400 s on an H200 (estimated
 # from stop 54's parts; not yet run as a whole):
 #   1. the CUDA suites with replay on (every score against the CPU engine and libvmaf);
-#   2. the device-frame bench at 576x324 and 176x144, replay on and off alternated, with the
-#      trace's count of replayed and captured graph frames (is replay taken?);
+#   2. the device-frame bench at 576x324 and 176x144, replay on and off alternated, then the
+#      trace's count of replayed and captured graph frames (is replay taken?) and the engine's
+#      host time per frame and stage (VMAFCUDA_HOST_TIMING=1), replay on and off;
 #   3. the rebuild suite's bytes in use with replay on, at 3 times its usual counts: does the
 #      growth seen at stop 54 (BENCHMARKS.md) level off, and does it stay under the suite's
 #      bar (8 B per rebuild in the smaller half of each run)?
@@ -51,8 +52,12 @@ if [[ $steps == *bench* ]]; then
       echo "round $r, $size: replay on ${on:-?}, off ${off:-?}"
     done
   done
-  VMAFCUDA_GRAPH_REPLAY=1 VMAFCUDA_BENCH_TRACE=8000 "$bin" bench --backend cuda --cpu-frames 1 \
-    --stage-frames 0 --runs 1 --size 576x324 --frames 8000 2>&1 | grep -a '^trace:' || true
+  echo "== host time per frame and stage (VMAFCUDA_HOST_TIMING=1), replay on, then off"
+  for replay in 1 0; do
+    VMAFCUDA_GRAPH_REPLAY=$replay VMAFCUDA_HOST_TIMING=1 VMAFCUDA_BENCH_TRACE=4000 "$bin" bench \
+      --backend cuda --cpu-frames 1 --stage-frames 0 --runs 1 --size 576x324 --frames 8000 2>&1 |
+      grep -a '^trace:' || true
+  done
 fi
 
 if [[ $steps == *rebuild* && -x .gpu/bin/rebuild ]]; then

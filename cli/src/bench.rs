@@ -247,6 +247,7 @@ fn device_run(
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|&n| n > 0);
     let mut trace_from = (Instant::now(), 0);
+    cuda::host_timing::take_on_this_thread();
     let started = Instant::now();
     for i in 1..=spec.frames {
         let (r, d) = &pictures[i % pictures.len()];
@@ -263,9 +264,22 @@ fn device_run(
         if let Some(n) = trace.filter(|n| i % n == 0) {
             let mut last: Vec<f64> = other[other.len().saturating_sub(n)..].to_vec();
             let (replayed, captured) = cuda::graph::frames_on_this_thread();
+            // With VMAFCUDA_HOST_TIMING=1: the engine's host time per frame of these frames.
+            let stages = cuda::host_timing::take_on_this_thread();
+            let host = if cuda::host_timing::enabled() {
+                let frames = (i - trace_from.1) as f64;
+                let parts: Vec<String> = cuda::host_timing::Stage::ALL
+                    .iter()
+                    .zip(stages)
+                    .map(|(s, ns)| format!("{} {:.2}", s.name(), ns as f64 / 1e3 / frames))
+                    .collect();
+                format!("; host us per frame: {}", parts.join(", "))
+            } else {
+                String::new()
+            };
             eprintln!(
                 "trace: frames {}..={i}: {:.0} fps, submit median {:.4} ms, graphs so far: \
-                 {replayed} replayed, {captured} captured",
+                 {replayed} replayed, {captured} captured{host}",
                 trace_from.1 + 1,
                 (i - trace_from.1) as f64 / trace_from.0.elapsed().as_secs_f64(),
                 median_of(&mut last)

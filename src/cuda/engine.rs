@@ -31,6 +31,7 @@ use super::copy::dtoh_async;
 use super::error::{CudaError, CudaResult};
 use super::event::Event;
 use super::graph::{Capture, GraphExec, Recorded, SlotGraph};
+use super::host_timing::{self, Stage};
 use super::memory::{DeviceBuffer, PinnedBuffer};
 use super::motion::{GpuMotion, MotionKernels, MotionPath};
 use super::plane::{DevicePlane, DevicePlaneBuf};
@@ -1323,11 +1324,13 @@ impl GpuFeatures {
 
     /// The slot for the next frame, collecting the frame that held it.
     fn claim_slot(&mut self) -> CudaResult<(usize, Vec<GpuFrame>)> {
+        let t = host_timing::start();
         let slot = self.next_slot;
         let mut out = Vec::new();
         while self.in_flight.iter().any(|f| f.slot == slot) {
             out.push(self.retire()?);
         }
+        host_timing::add(Stage::Wait, t);
         Ok((slot, out))
     }
 
@@ -1526,6 +1529,7 @@ impl GpuFeatures {
     ) -> CudaResult<Vec<Option<usize>>> {
         let overlapped = launch == Launch::Overlapped;
         let slot = work[0].slot;
+        let t = host_timing::start();
         if overlapped && self.plan.motion {
             // Motion outside the graph, in frame order on the aux stream (see Lanes).
             // SAFETY: as in queue_work.
@@ -1546,8 +1550,10 @@ impl GpuFeatures {
                 self.aux_done[w.slot].record(&self.aux)?;
             }
         }
+        host_timing::add(Stage::Motion, t);
         // Recorded (not queued) first, where the driver allows: a frame of the shape its
         // slot's graph was built from replays it with the parameters that changed.
+        let t = host_timing::start();
         let recorded = if graphs.replay {
             // SAFETY: forwarded from this function's contract; the operations are queued
             // below (replayed or captured), or not at all with an error.
@@ -1555,16 +1561,23 @@ impl GpuFeatures {
         } else {
             None
         };
+        host_timing::add(Stage::Record, t);
         let on = self.launch_stream_of(slot, launch);
         if let (Some((chroma_pixels, ops)), Some(SlotGraph::Replayed(r))) =
             (&recorded, &mut graphs.execs[slot])
         {
-            if r.replay(ops)? {
+            let t = host_timing::start();
+            let replayed = r.replay(ops)?;
+            host_timing::add(Stage::Replay, t);
+            if replayed {
+                let t = host_timing::start();
                 r.exec().launch(on)?;
+                host_timing::add(Stage::Launch, t);
                 super::graph::count_frame(true);
                 return Ok(chroma_pixels.clone());
             }
         }
+        let t = host_timing::start();
         let capture = Capture::begin(on)?;
         graphs.fork.record(on)?;
         graphs.fork.wait_in(&self.side)?;
@@ -1599,6 +1612,8 @@ impl GpuFeatures {
         let chroma_pixels = queued?;
         joined?;
         let graph = capture.end()?;
+        host_timing::add(Stage::Capture, t);
+        let t = host_timing::start();
         let exec = &mut graphs.execs[slot];
         let updated = match exec {
             Some(SlotGraph::Updated(e)) => e.update(&graph)?,
@@ -1613,10 +1628,13 @@ impl GpuFeatures {
                 None => SlotGraph::Updated(made),
             });
         }
+        host_timing::add(Stage::Update, t);
+        let t = host_timing::start();
         exec.as_ref()
             .expect("instantiated above")
             .exec()
             .launch(self.launch_stream_of(slot, launch))?;
+        host_timing::add(Stage::Launch, t);
         super::graph::count_frame(false);
         Ok(chroma_pixels)
     }

@@ -27,6 +27,7 @@ pub mod event;
 pub mod fault;
 pub mod foreign;
 pub mod graph;
+pub mod host_timing;
 pub mod kernels;
 pub mod memory;
 pub mod module;
