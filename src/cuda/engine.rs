@@ -965,7 +965,7 @@ impl GpuFeatures {
             graphs: if graphs {
                 Some(Graphs {
                     device_frames: graph_use == GraphUse::Always || small,
-                    replay: kernels.motion.recordable()
+                    replay: super::module::launches_recordable()
                         && replay_wanted(std::env::var("VMAFCUDA_GRAPH_REPLAY").ok().as_deref()),
                     execs: (0..SLOTS).map(|_| None).collect(),
                     fork: Event::new(ctx, false)?,
@@ -1554,7 +1554,7 @@ impl GpuFeatures {
         // Recorded (not queued) first, where the driver allows: a frame of the shape its
         // slot's graph was built from replays it with the parameters that changed.
         let t = host_timing::start();
-        let recorded = if graphs.replay {
+        let mut recorded = if graphs.replay {
             // SAFETY: forwarded from this function's contract; the operations are queued
             // below (replayed or captured), or not at all with an error.
             Some(record::record(|| unsafe { self.queue_work(work, launch) })?)
@@ -1564,7 +1564,7 @@ impl GpuFeatures {
         host_timing::add(Stage::Record, t);
         let on = self.launch_stream_of(slot, launch);
         if let (Some((chroma_pixels, ops)), Some(SlotGraph::Replayed(r))) =
-            (&recorded, &mut graphs.execs[slot])
+            (&mut recorded, &mut graphs.execs[slot])
         {
             let t = host_timing::start();
             let replayed = r.replay(ops)?;

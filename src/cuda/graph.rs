@@ -283,19 +283,19 @@ impl Recorded {
 
     /// When `ops` has the shape of the operations the graph was built from (the same
     /// operations in the same order, launches differing at most in their parameter values):
-    /// sets the new values of the launches whose values changed, and returns true. Else false,
-    /// and nothing is changed.
-    pub fn replay(&mut self, ops: &[Op]) -> CudaResult<bool> {
+    /// sets the new values of the launches whose values changed, keeps them (swapping the old
+    /// ones into `ops`, without a copy), and returns true. Else false, and nothing is changed.
+    pub fn replay(&mut self, ops: &mut [Op]) -> CudaResult<bool> {
         if ops.len() != self.ops.len() || !ops.iter().zip(&self.ops).all(|(a, b)| a.same_shape(b)) {
             return Ok(false);
         }
         guarded("Recorded::replay", || {
             let _bound = self.exec.ctx.bind()?;
-            for ((new, old), &node) in ops.iter().zip(self.ops.iter_mut()).zip(&self.nodes) {
+            for ((new, old), &node) in ops.iter_mut().zip(self.ops.iter_mut()).zip(&self.nodes) {
                 if new == old {
                     continue;
                 }
-                let Op::Launch(l) = new else {
+                let Op::Launch(l) = &*new else {
                     // (same_shape: other operations are equal or not the same shape.)
                     return Err(CudaError::InvalidArgument(
                         "a recorded operation changed".into(),
@@ -316,7 +316,7 @@ impl Recorded {
                     unsafe { sys::cuGraphExecKernelNodeSetParams_v2(self.exec.raw, node, &p) },
                     || format!("cuGraphExecKernelNodeSetParams(function {:#x})", l.function),
                 )?;
-                *old = new.clone();
+                std::mem::swap(old, new);
             }
             Ok(true)
         })
@@ -360,10 +360,7 @@ fn launch_nodes(graph: &Graph, ops: &[Op]) -> CudaResult<Option<Vec<sys::CUgraph
         )?;
         kernels.push((node, p));
     }
-    let launches = ops
-        .iter()
-        .filter(|op| matches!(op, Op::Launch { .. }))
-        .count();
+    let launches = ops.iter().filter(|op| matches!(op, Op::Launch(_))).count();
     if kernels.len() != launches {
         return Ok(None);
     }

@@ -151,15 +151,26 @@ pub struct Function {
 type FuncGetParamInfo =
     unsafe extern "C" fn(sys::CUfunction, usize, *mut usize, *mut usize) -> sys::CUresult;
 
+/// The driver's `cuFuncGetParamInfo` (CUDA 12.4 and later), looked up once per process
+/// (modules are loaded again at every cold rebuild).
+fn param_info() -> Option<FuncGetParamInfo> {
+    static INFO: std::sync::OnceLock<Option<FuncGetParamInfo>> = std::sync::OnceLock::new();
+    // SAFETY: the type matches cuFuncGetParamInfo's C signature.
+    *INFO.get_or_init(|| unsafe {
+        super::driver::symbol::<FuncGetParamInfo>(&["cuFuncGetParamInfo"]).ok()
+    })
+}
+
+/// Whether kernel launches can be recorded ([`record`]): the driver tells every kernel's
+/// parameter layout. The driver is initialised (it has loaded the caller's kernels).
+pub fn launches_recordable() -> bool {
+    param_info().is_some()
+}
+
 /// `function`'s parameter layout (`cuFuncGetParamInfo` for each index until the driver says
 /// there is none), or None where the driver has no such call.
 fn param_layout(function: sys::CUfunction) -> Option<ParamLayout> {
-    // Looked up once per process (modules are loaded again at every cold rebuild).
-    static INFO: std::sync::OnceLock<Option<FuncGetParamInfo>> = std::sync::OnceLock::new();
-    // SAFETY: the type matches cuFuncGetParamInfo's C signature.
-    let info = (*INFO.get_or_init(|| unsafe {
-        super::driver::symbol::<FuncGetParamInfo>(&["cuFuncGetParamInfo"]).ok()
-    }))?;
+    let info = param_info()?;
     let mut layout = Vec::new();
     loop {
         let (mut offset, mut size) = (0usize, 0usize);
@@ -189,11 +200,6 @@ pub fn arg<T>(value: &T) -> *mut c_void {
 impl Function {
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// Whether a launch of this function can be recorded ([`record`]).
-    pub fn recordable(&self) -> bool {
-        self.layout.is_some()
     }
 
     /// Queues the kernel on `stream` (`cuLaunchKernel`).

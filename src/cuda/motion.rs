@@ -135,12 +135,6 @@ pub struct MotionKernels {
 }
 
 impl MotionKernels {
-    /// Whether the driver lets launches be recorded ([`super::record`]): it tells every
-    /// kernel's parameter layout or none.
-    pub fn recordable(&self) -> bool {
-        self.tiles_u8.recordable()
-    }
-
     pub fn load(ctx: &Context) -> CudaResult<MotionKernels> {
         let module = kernels::MOTION.load(ctx)?;
         Ok(MotionKernels {
